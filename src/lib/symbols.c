@@ -1,0 +1,738 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ELF symbol lookup for take_gil/drop_gil. A uprobe at a wrong offset corrupts the traced program,
+ * so a site is only ever a FUNC symbol of known name lying wholly inside an executable segment of
+ * the object we probe, read from that object or from a debug file proven to match it by build-id.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gelf.h>
+#include <libelf.h>
+#ifdef HAVE_LZMA
+#include <lzma.h>
+#endif
+
+#include "symbols.h"
+#include "util.h"
+
+/* Bounds for .gnu_debugdata: a corrupt or hostile section must not exhaust memory. */
+#define XZ_MEMLIMIT (128ULL << 20)
+#define XZ_MAX_OUT ((size_t)512 << 20)
+
+static const char *const gil_fn_names[GIL_FN_NR] = {
+	[GIL_FN_TAKE] = "take_gil",
+	[GIL_FN_DROP] = "drop_gil",
+};
+
+/* GCC and clang clone suffixes that still name a full entry point (".cold"/".part" do not). */
+static const char *const clone_kinds[] = { "constprop", "lto_priv", "isra", "llvm" };
+
+/* One opened ELF: a file, or an in-memory image (decompressed .gnu_debugdata). */
+struct elf_handle {
+	int fd;
+	Elf *elf;
+	uint64_t size; /* file size: offsets past it are never returned */
+	void *image; /* owned buffer behind elf_memory(), else NULL */
+};
+
+/* State shared while collecting sites from one or more symbol tables. */
+struct scan {
+	struct gil_symbols *syms;
+	size_t cap;
+	Elf *obj; /* the probed object: its program headers decide every offset */
+	uint64_t obj_size;
+};
+
+/* malloc'ed printf; NULL when out of memory. */
+__attribute__((format(printf, 1, 2))) static char *strfmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	s = malloc((size_t)n + 1);
+	if (!s)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* Skip one ".<kind>.<digits>" clone suffix at @s; NULL when @s does not start with one. */
+static const char *skip_clone_suffix(const char *s)
+{
+	size_t i, n = 0;
+
+	if (*s != '.')
+		return NULL;
+	s++;
+	for (i = 0; i < GIL_ARRAY_SIZE(clone_kinds); i++) {
+		n = strlen(clone_kinds[i]);
+		if (!strncmp(s, clone_kinds[i], n) && s[n] == '.')
+			break;
+	}
+	if (i == GIL_ARRAY_SIZE(clone_kinds))
+		return NULL;
+	s += n + 1;
+	if (!isdigit((unsigned char)*s))
+		return NULL;
+	while (isdigit((unsigned char)*s))
+		s++;
+	return s;
+}
+
+bool gil_symbol_match(const char *name, enum gil_func *fn)
+{
+	const char *s;
+	size_t n;
+	int f;
+
+	if (!name)
+		return false;
+	for (f = 0; f < GIL_FN_NR; f++) {
+		n = strlen(gil_fn_names[f]);
+		if (strncmp(name, gil_fn_names[f], n))
+			continue;
+		/* Whole name must be base + clone suffixes: refuses drop_gil_impl, take_gil.cold. */
+		for (s = name + n; s && *s;)
+			s = skip_clone_suffix(s);
+		if (!s)
+			return false;
+		if (fn)
+			*fn = (enum gil_func)f;
+		return true;
+	}
+	return false;
+}
+
+/* The PT_LOAD segment whose file bytes hold @addr (bss beyond p_filesz has no file offset). */
+static int find_load(Elf *elf, uint64_t addr, GElf_Phdr *out)
+{
+	GElf_Phdr ph;
+	size_t n, i;
+
+	if (!elf || elf_getphdrnum(elf, &n))
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (addr < ph.p_vaddr || addr - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		*out = ph;
+		return 0;
+	}
+	return -1;
+}
+
+int gil_elf_addr_to_offset(Elf *elf, uint64_t addr, uint64_t *offset, bool *exec)
+{
+	GElf_Phdr ph;
+
+	if (find_load(elf, addr, &ph))
+		return -1;
+	if (offset)
+		*offset = addr - ph.p_vaddr + ph.p_offset;
+	if (exec)
+		*exec = ph.p_flags & PF_X;
+	return 0;
+}
+
+/* Look for NT_GNU_BUILD_ID in one block of notes. Same return values as gil_elf_build_id. */
+static int notes_build_id(Elf_Data *data, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t off = 0, next, name_off, desc_off, i;
+	const unsigned char *desc;
+	GElf_Nhdr nh;
+
+	while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		off = next;
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != sizeof("GNU") ||
+		    memcmp((const char *)data->d_buf + name_off, "GNU", sizeof("GNU")) ||
+		    !nh.n_descsz)
+			continue;
+		if (nh.n_descsz > 64 || 2 * (size_t)nh.n_descsz + 1 > len) {
+			errno = ERANGE;
+			return -1;
+		}
+		desc = (const unsigned char *)data->d_buf + desc_off;
+		for (i = 0; i < nh.n_descsz; i++) {
+			buf[2 * i] = hex[desc[i] >> 4];
+			buf[2 * i + 1] = hex[desc[i] & 0xf];
+		}
+		buf[2 * i] = '\0';
+		return (int)nh.n_descsz;
+	}
+	return 0;
+}
+
+int gil_elf_build_id(Elf *elf, char *buf, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	size_t nshdr, nphdr, i;
+	int ret;
+
+	if (!elf || !buf || !len) {
+		errno = EINVAL;
+		return -1;
+	}
+	buf[0] = '\0';
+	if (elf_getshdrnum(elf, &nshdr))
+		nshdr = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		ret = notes_build_id(data, buf, len);
+		if (ret)
+			return ret;
+	}
+	/*
+	 * Program headers only when there are no sections: in a debug file the PT_NOTE offsets
+	 * describe the original object, not the bytes in front of us.
+	 */
+	if (nshdr > 1 || elf_getphdrnum(elf, &nphdr))
+		return 0;
+	for (i = 0; i < nphdr; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+					    ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (!data || !data->d_buf)
+			continue;
+		ret = notes_build_id(data, buf, len);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void elf_handle_close(struct elf_handle *h)
+{
+	if (h->elf)
+		elf_end(h->elf);
+	if (h->fd >= 0)
+		close(h->fd);
+	free(h->image);
+	h->elf = NULL;
+	h->fd = -1;
+	h->image = NULL;
+}
+
+static int elf_handle_open(struct elf_handle *h, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int saved;
+
+	h->elf = NULL;
+	h->image = NULL;
+	h->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (h->fd < 0) {
+		saved = errno;
+		gil_err(err, errlen, "cannot open %s: %s", path, strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	if (fstat(h->fd, &st)) {
+		saved = errno;
+		gil_err(err, errlen, "cannot stat %s: %s", path, strerror(saved));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		saved = EINVAL;
+		gil_err(err, errlen, "%s: not a regular file", path);
+		goto fail;
+	}
+	h->size = (uint64_t)st.st_size;
+	h->elf = elf_begin(h->fd, ELF_C_READ_MMAP, NULL);
+	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF) {
+		saved = ENOEXEC;
+		gil_err(err, errlen, "%s: not an ELF file", path);
+		goto fail;
+	}
+	return 0;
+fail:
+	elf_handle_close(h);
+	errno = saved;
+	return -1;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	const char *n;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* A site is a whole function inside one executable segment, and inside the file. */
+static int site_offset(const struct scan *sc, uint64_t addr, uint64_t size, uint64_t *offset)
+{
+	GElf_Phdr ph;
+
+	if (!addr || !size)
+		return -1;
+	if (find_load(sc->obj, addr, &ph) || !(ph.p_flags & PF_X))
+		return -1;
+	if (size > ph.p_filesz - (addr - ph.p_vaddr))
+		return -1;
+	if (ph.p_offset > sc->obj_size || ph.p_filesz > sc->obj_size - ph.p_offset)
+		return -1;
+	*offset = addr - ph.p_vaddr + ph.p_offset;
+	return 0;
+}
+
+static int add_site(struct scan *sc, enum gil_func fn, const char *name, uint64_t addr,
+		    uint64_t offset, uint64_t size, const char *method)
+{
+	struct gil_symbols *syms = sc->syms;
+	struct gil_site *sites, *s;
+	size_t i, cap;
+
+	/* The same function shows up in .symtab and .dynsym, or under an alias: probe it once. */
+	for (i = 0; i < syms->nr_sites; i++)
+		if (syms->sites[i].addr == addr)
+			return 0;
+	if (syms->nr_sites == sc->cap) {
+		cap = sc->cap ? 2 * sc->cap : 4;
+		sites = realloc(syms->sites, cap * sizeof(*sites));
+		if (!sites)
+			return -1;
+		syms->sites = sites;
+		sc->cap = cap;
+	}
+	s = &syms->sites[syms->nr_sites];
+	s->symbol = strdup(name);
+	if (!s->symbol)
+		return -1;
+	s->fn = fn;
+	s->addr = addr;
+	s->offset = offset;
+	s->size = size;
+	s->method = method;
+	/* Only whole-function entries pass gil_symbol_match, so the return address is sane. */
+	s->retprobe = true;
+	syms->nr_sites++;
+	return 0;
+}
+
+static int scan_table(struct scan *sc, Elf *symelf, Elf_Scn *scn, const GElf_Shdr *sh,
+		      const char *method)
+{
+	Elf_Data *data;
+	const char *name;
+	enum gil_func fn;
+	uint64_t offset;
+	GElf_Sym sym;
+	size_t i, n;
+
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf || !sh->sh_entsize)
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		/* UNDEF FUNCs of a non-PIE executable carry PLT addresses: not the function. */
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(symelf, sh->sh_link, sym.st_name);
+		if (!name || !gil_symbol_match(name, &fn))
+			continue;
+		if (site_offset(sc, sym.st_value, sym.st_size, &offset))
+			continue;
+		if (add_site(sc, fn, name, sym.st_value, offset, sym.st_size, method))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Collect sites from the symbol tables of @symelf. .symtab goes first so that it wins the
+ * deduplication. @method NULL: name the table ("symtab"/"dynsym"). Returns -1 only on ENOMEM.
+ */
+static int scan_object(struct scan *sc, Elf *symelf, const char *method, bool *has_symtab)
+{
+	static const struct {
+		Elf64_Word type;
+		const char *method;
+	} tables[] = { { SHT_SYMTAB, "symtab" }, { SHT_DYNSYM, "dynsym" } };
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	size_t t;
+
+	if (has_symtab)
+		*has_symtab = false;
+	for (t = 0; t < GIL_ARRAY_SIZE(tables); t++) {
+		for (scn = NULL; (scn = elf_nextscn(symelf, scn));) {
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != tables[t].type)
+				continue;
+			if (has_symtab && sh.sh_type == SHT_SYMTAB)
+				*has_symtab = true;
+			if (scan_table(sc, symelf, scn, &sh, method ? method : tables[t].method))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* The CRC-32 that .gnu_debuglink records (the zlib/IEEE one). */
+static int file_crc32(int fd, uint32_t *out)
+{
+	unsigned char buf[16384];
+	uint32_t table[256], crc = 0xffffffff, c;
+	off_t off = 0;
+	ssize_t n, i;
+	int k;
+
+	for (i = 0; i < 256; i++) {
+		c = (uint32_t)i;
+		for (k = 0; k < 8; k++)
+			c = c & 1 ? 0xedb88320 ^ (c >> 1) : c >> 1;
+		table[i] = c;
+	}
+	for (;;) {
+		n = pread(fd, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		for (i = 0; i < n; i++)
+			crc = table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
+		off += n;
+	}
+	*out = crc ^ 0xffffffff;
+	return 0;
+}
+
+/*
+ * Use the debug file at @dpath when its build-id is the object's (and its CRC is @crc when
+ * @check_crc). Returns 1 when it gave sites, 0 when not usable, -1 on ENOMEM.
+ */
+static int try_debug_file(struct scan *sc, const char *dpath, const char *method, bool check_crc,
+			  uint32_t crc)
+{
+	char bid[sizeof(sc->syms->build_id)];
+	struct elf_handle h;
+	uint32_t got;
+	int ret = 0;
+
+	if (elf_handle_open(&h, dpath, NULL, 0))
+		return 0;
+	if (gil_elf_build_id(h.elf, bid, sizeof(bid)) <= 0 || strcmp(bid, sc->syms->build_id))
+		goto out;
+	if (check_crc && (file_crc32(h.fd, &got) || got != crc))
+		goto out;
+	if (scan_object(sc, h.elf, method, NULL)) {
+		ret = -1;
+		goto out;
+	}
+	if (!sc->syms->nr_sites)
+		goto out;
+	sc->syms->symbols_from = strdup(dpath);
+	ret = sc->syms->symbols_from ? 1 : -1;
+out:
+	elf_handle_close(&h);
+	return ret;
+}
+
+static uint32_t read_u32(const unsigned char *p, bool lsb)
+{
+	if (lsb)
+		return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+		       (uint32_t)p[3] << 24;
+	return (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[0] << 24;
+}
+
+/* gdb's search order for the .gnu_debuglink name: next to the object, .debug/, global dir. */
+static int try_debuglink(struct scan *sc, Elf *obj, const char *path, const char *root,
+			 size_t rootlen)
+{
+	const char *name, *slash, *dir, *indir;
+	const unsigned char *p;
+	char *cand[3] = { NULL, NULL, NULL };
+	size_t namelen, crcoff, dirlen, indirlen, i;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	Elf_Scn *scn;
+	uint32_t crc;
+	int ret = 0;
+
+	scn = find_section(obj, ".gnu_debuglink", &sh);
+	if (!scn || sh.sh_type == SHT_NOBITS || !gelf_getehdr(obj, &eh))
+		return 0;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf)
+		return 0;
+	p = d->d_buf;
+	name = d->d_buf;
+	namelen = strnlen(name, d->d_size);
+	crcoff = (namelen + 1 + 3) & ~(size_t)3;
+	if (!namelen || namelen == d->d_size || crcoff + 4 > d->d_size)
+		return 0;
+	crc = read_u32(p + crcoff, eh.e_ident[EI_DATA] == ELFDATA2LSB);
+
+	slash = strrchr(path, '/');
+	if (slash) {
+		dir = path;
+		dirlen = (size_t)(slash - path);
+	} else {
+		dir = ".";
+		dirlen = 1;
+	}
+	ret = -1;
+	cand[0] = strfmt("%.*s/%s", (int)dirlen, dir, name);
+	cand[1] = strfmt("%.*s/.debug/%s", (int)dirlen, dir, name);
+	if (!cand[0] || !cand[1])
+		goto out;
+	/* The global directory mirrors the object's path as seen inside @root. */
+	if (dir[0] == '/') {
+		indir = dir;
+		indirlen = dirlen;
+		if (rootlen && dirlen >= rootlen && !strncmp(dir, root, rootlen) &&
+		    (dirlen == rootlen || dir[rootlen] == '/')) {
+			indir += rootlen;
+			indirlen -= rootlen;
+		}
+		cand[2] = strfmt("%.*s/usr/lib/debug%.*s/%s", (int)rootlen, root, (int)indirlen,
+				 indir, name);
+		if (!cand[2])
+			goto out;
+	}
+	ret = 0;
+	for (i = 0; i < GIL_ARRAY_SIZE(cand) && cand[i] && !ret; i++)
+		ret = try_debug_file(sc, cand[i], "debuglink", true, crc);
+out:
+	for (i = 0; i < GIL_ARRAY_SIZE(cand); i++)
+		free(cand[i]);
+	return ret;
+}
+
+#ifdef HAVE_LZMA
+/* Decompress a whole .xz stream into a malloc'ed buffer. */
+static int xz_decode(const uint8_t *in, size_t inlen, void **out, size_t *outlen)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	uint8_t *buf = NULL, *nbuf;
+	size_t cap = 0;
+	lzma_ret lr;
+	int ret = -1;
+
+	if (lzma_stream_decoder(&strm, XZ_MEMLIMIT, 0) != LZMA_OK)
+		return -1;
+	strm.next_in = in;
+	strm.avail_in = inlen;
+	for (;;) {
+		if (!strm.avail_out) {
+			if (cap >= XZ_MAX_OUT)
+				goto out;
+			cap = cap ? 2 * cap : (inlen < 16384 ? 65536 : 4 * inlen);
+			nbuf = realloc(buf, cap);
+			if (!nbuf)
+				goto out;
+			buf = nbuf;
+			strm.next_out = buf + strm.total_out;
+			strm.avail_out = cap - strm.total_out;
+		}
+		lr = lzma_code(&strm, LZMA_FINISH);
+		if (lr == LZMA_STREAM_END)
+			break;
+		if (lr != LZMA_OK)
+			goto out;
+	}
+	*out = buf;
+	*outlen = strm.total_out;
+	buf = NULL;
+	ret = 0;
+out:
+	lzma_end(&strm);
+	free(buf);
+	return ret;
+}
+
+/* MiniDebugInfo (Fedora): the .symtab strip removed, xz-compressed into .gnu_debugdata. */
+static int try_debugdata(struct scan *sc, Elf *obj, const char *path)
+{
+	char bid[sizeof(sc->syms->build_id)];
+	struct elf_handle h = { .fd = -1 };
+	size_t len;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	Elf_Scn *scn;
+	int ret = 0;
+
+	scn = find_section(obj, ".gnu_debugdata", &sh);
+	if (!scn || sh.sh_type == SHT_NOBITS)
+		return 0;
+	d = elf_rawdata(scn, NULL);
+	if (!d || !d->d_buf || !d->d_size)
+		return 0;
+	if (xz_decode(d->d_buf, d->d_size, &h.image, &len))
+		return 0;
+	h.size = len;
+	h.elf = elf_memory(h.image, len);
+	if (!h.elf || elf_kind(h.elf) != ELF_K_ELF)
+		goto out;
+	/* Embedded in the object, so it matches by construction; a build-id, if any, must agree. */
+	if (gil_elf_build_id(h.elf, bid, sizeof(bid)) > 0 && strcmp(bid, sc->syms->build_id))
+		goto out;
+	if (scan_object(sc, h.elf, "minidebuginfo", NULL)) {
+		ret = -1;
+		goto out;
+	}
+	if (!sc->syms->nr_sites)
+		goto out;
+	sc->syms->symbols_from = strdup(path);
+	ret = sc->syms->symbols_from ? 1 : -1;
+out:
+	elf_handle_close(&h);
+	return ret;
+}
+#endif
+
+/* Sites for a stripped object: build-id directory, then .gnu_debuglink, then .gnu_debugdata. */
+static int find_debug(struct scan *sc, Elf *obj, const char *path, const char *root)
+{
+	const char *bid = sc->syms->build_id;
+	size_t rootlen;
+	char *p;
+	int ret = 0;
+
+	if (!root)
+		root = "";
+	rootlen = strlen(root);
+	while (rootlen && root[rootlen - 1] == '/')
+		rootlen--;
+
+	/* Without a build-id nothing proves that a separate file describes this object. */
+	if (strlen(bid) > 2) {
+		p = strfmt("%.*s/usr/lib/debug/.build-id/%.2s/%s.debug", (int)rootlen, root, bid,
+			   bid + 2);
+		if (!p)
+			return -1;
+		ret = try_debug_file(sc, p, "build-id", false, 0);
+		free(p);
+		if (!ret)
+			ret = try_debuglink(sc, obj, path, root, rootlen);
+	}
+#ifdef HAVE_LZMA
+	if (!ret)
+		ret = try_debugdata(sc, obj, path);
+#endif
+	return ret < 0 ? -1 : 0;
+}
+
+void gil_symbols_free(struct gil_symbols *syms)
+{
+	size_t i;
+
+	if (!syms)
+		return;
+	for (i = 0; i < syms->nr_sites; i++)
+		free(syms->sites[i].symbol);
+	free(syms->sites);
+	free(syms->path);
+	free(syms->symbols_from);
+	free(syms);
+}
+
+int gil_symbols_read(const char *path, const char *root, struct gil_symbols **out, char *err,
+		     size_t errlen)
+{
+	struct elf_handle obj = { .fd = -1 };
+	struct gil_symbols *syms = NULL;
+	struct scan sc;
+	bool has_symtab, oom = true;
+	int ret = -1, saved = 0;
+	size_t i;
+
+	if (!path || !out) {
+		gil_err(err, errlen, "gil_symbols_read: invalid argument");
+		errno = EINVAL;
+		return -1;
+	}
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		gil_err(err, errlen, "libelf: %s", elf_errmsg(-1));
+		errno = EINVAL;
+		return -1;
+	}
+	syms = calloc(1, sizeof(*syms));
+	if (!syms || !(syms->path = strdup(path)))
+		goto out;
+	if (elf_handle_open(&obj, path, err, errlen)) {
+		saved = errno;
+		oom = false;
+		goto out;
+	}
+	/* An over-long build-id is treated as none: it cannot name a debug file we would trust. */
+	if (gil_elf_build_id(obj.elf, syms->build_id, sizeof(syms->build_id)) < 0)
+		syms->build_id[0] = '\0';
+
+	sc.syms = syms;
+	sc.cap = 0;
+	sc.obj = obj.elf;
+	sc.obj_size = obj.size;
+	if (scan_object(&sc, obj.elf, NULL, &has_symtab))
+		goto out;
+	if (!syms->nr_sites && !has_symtab && find_debug(&sc, obj.elf, path, root))
+		goto out;
+	if (!syms->symbols_from && !(syms->symbols_from = strdup(path)))
+		goto out;
+	for (i = 0; i < syms->nr_sites; i++) {
+		if (syms->sites[i].fn == GIL_FN_TAKE)
+			syms->has_take = true;
+		else
+			syms->has_drop = true;
+	}
+	*out = syms;
+	syms = NULL;
+	ret = 0;
+out:
+	/* Every failure but opening the object is a failed allocation. */
+	if (ret && oom) {
+		saved = ENOMEM;
+		gil_err(err, errlen, "%s: out of memory", path);
+	}
+	elf_handle_close(&obj);
+	gil_symbols_free(syms);
+	if (ret)
+		errno = saved;
+	return ret;
+}

@@ -1,0 +1,1159 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Unit tests for ELF symbol lookup (src/lib/symbols.c): name matching, address to file offset,
+ * build-id, debug file search on synthetic ELF files written with libelf, and the real CPython
+ * builds on this machine, whose offsets are checked here through section headers (an independent
+ * path from the program headers the library uses).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+/* nftw(); config.h defines it already in the autotools build. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <glob.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include "symbols.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static char tmpdir[] = "/tmp/test-symbols.XXXXXX";
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+static char *xfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xfmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0);
+	s = malloc((size_t)n + 1);
+	assert_non_null(s);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+static void mkdirs(const char *path)
+{
+	char *p = strdup(path), *s;
+
+	assert_non_null(p);
+	for (s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
+		*s = '/';
+	}
+	assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
+	free(p);
+}
+
+static void write_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+static void *read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	void *buf;
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size + 1);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+/* Plain bitwise CRC-32, written apart from the library's table version on purpose. */
+static uint32_t crc32_file(const char *path)
+{
+	uint32_t crc = 0xffffffff;
+	unsigned char *buf;
+	size_t len, i;
+	int k;
+
+	buf = read_file(path, &len);
+	for (i = 0; i < len; i++) {
+		crc ^= buf[i];
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320 & -(crc & 1));
+	}
+	free(buf);
+	return crc ^ 0xffffffff;
+}
+
+static const struct gil_site *find_site(const struct gil_symbols *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_sites; i++)
+		if (!strcmp(s->sites[i].symbol, name))
+			return &s->sites[i];
+	return NULL;
+}
+
+static size_t count_sites(const struct gil_symbols *s, enum gil_func fn)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nr_sites; i++)
+		n += s->sites[i].fn == fn;
+	return n;
+}
+
+/* ---- synthetic ELF files ------------------------------------------------------------------- */
+
+/*
+ * One layout for every synthetic file, an ET_EXEC whose text is not at vaddr == offset:
+ *   PT_LOAD R   off 0x0000 vaddr 0x400000 filesz 0x1000 (headers, note, .rodata at 0x400800)
+ *   PT_LOAD R E off 0x1000 vaddr 0x411000 filesz 0x100  (.text)
+ *   PT_LOAD RW  off 0x1100 vaddr 0x600000 filesz 0x20 memsz 0x1000 (.data, then bss)
+ */
+#define S_TEXT_OFF 0x1000
+#define S_TEXT_ADDR 0x411000
+#define S_TEXT_SIZE 0x100
+#define S_RODATA_OFF 0x800
+#define S_RODATA_ADDR 0x400800
+#define S_DATA_OFF 0x1100
+#define S_DATA_ADDR 0x600000
+#define S_NOTE_OFF 0x200
+/* Where a debug file claims the text is: the library must ignore it. */
+#define S_DEBUG_TEXT_OFF 0x3000
+
+struct synth {
+	bool symtab; /* .symtab with the test symbols below */
+	bool dynsym; /* .dynsym: a duplicate of take_gil, a dynsym-only clone, an UNDEF */
+	bool debug; /* debug-file layout: .text NOBITS, executable segment at a bogus offset */
+	const unsigned char *build_id; /* 20 bytes or NULL */
+	const char *debuglink;
+	uint32_t debuglink_crc;
+	const void *debugdata;
+	size_t debugdata_len;
+};
+
+struct ssym {
+	const char *name;
+	uint64_t value, size;
+	int type;
+	bool undef;
+};
+
+/* What .symtab holds; the comment says what the library must do with each. */
+static const struct ssym symtab_syms[] = {
+	{ "take_gil", S_TEXT_ADDR + 0x10, 0x20, STT_FUNC, false }, /* site, off 0x1010 */
+	{ "drop_gil.constprop.0", S_TEXT_ADDR + 0x40, 0x10, STT_FUNC, false }, /* site */
+	{ "take_gil.cold", S_TEXT_ADDR + 0x80, 0x8, STT_FUNC, false }, /* fragment */
+	{ "drop_gil", S_RODATA_ADDR + 0x10, 0x10, STT_FUNC, false }, /* not executable */
+	{ "take_gil.isra.0", 0x700000, 0x10, STT_FUNC, false }, /* outside every segment */
+	{ "take_gil.lto_priv.0", S_TEXT_ADDR + 0x90, 0, STT_FUNC, false }, /* size 0 */
+	{ "drop_gil.lto_priv.1", S_TEXT_ADDR + 0xa0, 0x10, STT_OBJECT, false }, /* not a FUNC */
+	{ "take_gil.llvm.42", S_TEXT_ADDR + 0xf8, 0x20, STT_FUNC, false }, /* runs off the end */
+	{ "drop_gil_impl.lto_priv.0", S_TEXT_ADDR + 0xc0, 0x10, STT_FUNC, false }, /* other fn */
+	{ "take_gil.constprop.3", 0, 0x10, STT_FUNC, false }, /* address 0 */
+	{ "drop_gil.isra.1", S_DATA_ADDR + 0x800, 0x10, STT_FUNC, false }, /* in bss */
+	{ "PyEval_SaveThread", S_TEXT_ADDR + 0xd0, 0x10, STT_FUNC, false },
+};
+
+static const struct ssym dynsym_syms[] = {
+	{ "take_gil", S_TEXT_ADDR + 0x10, 0x20, STT_FUNC, false }, /* duplicate of .symtab's */
+	{ "drop_gil.isra.0", S_TEXT_ADDR + 0x60, 0x10, STT_FUNC, false }, /* site, "dynsym" */
+	{ "take_gil.constprop.9", S_TEXT_ADDR + 0xe0, 0x10, STT_FUNC, true }, /* UNDEF: a PLT */
+};
+
+static const struct ssym dynsym_plain[] = {
+	{ "PyEval_SaveThread", S_TEXT_ADDR + 0xd0, 0x10, STT_FUNC, false },
+	{ "malloc", 0, 0, STT_FUNC, true },
+};
+
+struct strbuf {
+	char buf[1024];
+	size_t len;
+};
+
+static Elf64_Word str_add(struct strbuf *sb, const char *s)
+{
+	size_t n = strlen(s) + 1, at = sb->len;
+
+	if (!at) {
+		sb->buf[0] = '\0';
+		at = sb->len = 1;
+	}
+	assert_true(at + n <= sizeof(sb->buf));
+	memcpy(sb->buf + at, s, n);
+	sb->len += n;
+	return (Elf64_Word)at;
+}
+
+struct wsec {
+	const char *name;
+	Elf64_Word type;
+	uint64_t flags, addr, offset, size, entsize, align;
+	Elf64_Word link, info;
+	const void *buf;
+	Elf_Type dtype;
+};
+
+static size_t add_syms(Elf64_Sym *out, struct strbuf *str, const struct ssym *in, size_t n,
+		       Elf64_Half text_ndx)
+{
+	size_t i;
+
+	memset(&out[0], 0, sizeof(out[0]));
+	for (i = 0; i < n; i++) {
+		Elf64_Sym *s = &out[i + 1];
+
+		memset(s, 0, sizeof(*s));
+		s->st_name = str_add(str, in[i].name);
+		s->st_value = in[i].value;
+		s->st_size = in[i].size;
+		s->st_info = ELF64_ST_INFO(in[i].undef ? STB_GLOBAL : STB_LOCAL, in[i].type);
+		s->st_shndx = in[i].undef ? SHN_UNDEF : text_ndx;
+	}
+	return n + 1;
+}
+
+static void write_synth(const char *path, const struct synth *sp)
+{
+	unsigned char text[S_TEXT_SIZE], rodata[0x40], data[0x20], note[36], link[256];
+	Elf64_Sym symtab[ARRAY_SIZE(symtab_syms) + 1], dynsym[ARRAY_SIZE(dynsym_syms) + 1];
+	struct strbuf shstr = { .len = 0 }, str = { .len = 0 }, dynstr = { .len = 0 };
+	struct wsec secs[16];
+	size_t nsec = 0, nsym = 0, ndyn = 0, i, linklen = 0;
+	uint64_t cursor = 0x1200;
+	Elf64_Word strndx; /* section index of the string table that follows a symbol table */
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	Elf_Scn *scn;
+	Elf_Data *d;
+	Elf *elf;
+	int fd;
+	/* Section indices are fixed by the order below: 1 .note, 2 .rodata, 3 .text, 4 .data. */
+	const Elf64_Half text_ndx = 3;
+
+	for (i = 0; i < sizeof(text); i++)
+		text[i] = (unsigned char)(i * 7 + 0x31);
+	memset(rodata, 0xaa, sizeof(rodata));
+	memset(data, 0x55, sizeof(data));
+
+	secs[nsec++] = (struct wsec){ .name = ".note.gnu.build-id", .type = SHT_NOTE,
+				      .flags = SHF_ALLOC, .addr = 0x400000 + S_NOTE_OFF,
+				      .offset = S_NOTE_OFF, .size = sizeof(note), .align = 4,
+				      .buf = note, .dtype = ELF_T_BYTE };
+	if (sp->build_id) {
+		memcpy(note, (const uint32_t[]){ 4, 20, NT_GNU_BUILD_ID }, 12);
+		memcpy(note + 12, "GNU", 4);
+		memcpy(note + 16, sp->build_id, 20);
+	} else {
+		/* Keep the section but make it a note of another kind. */
+		memcpy(note, (const uint32_t[]){ 4, 20, NT_GNU_ABI_TAG }, 12);
+		memcpy(note + 12, "GNU", 4);
+		memset(note + 16, 0, 20);
+	}
+	secs[nsec++] = (struct wsec){ .name = ".rodata", .type = SHT_PROGBITS, .flags = SHF_ALLOC,
+				      .addr = S_RODATA_ADDR, .offset = S_RODATA_OFF,
+				      .size = sizeof(rodata), .align = 16, .buf = rodata,
+				      .dtype = ELF_T_BYTE };
+	secs[nsec++] = (struct wsec){ .name = ".text", .type = sp->debug ? SHT_NOBITS : SHT_PROGBITS,
+				      .flags = SHF_ALLOC | SHF_EXECINSTR, .addr = S_TEXT_ADDR,
+				      .offset = sp->debug ? S_DEBUG_TEXT_OFF : S_TEXT_OFF,
+				      .size = sizeof(text), .align = 16,
+				      .buf = sp->debug ? NULL : text, .dtype = ELF_T_BYTE };
+	secs[nsec++] = (struct wsec){ .name = ".data", .type = SHT_PROGBITS,
+				      .flags = SHF_ALLOC | SHF_WRITE, .addr = S_DATA_ADDR,
+				      .offset = S_DATA_OFF, .size = sizeof(data), .align = 16,
+				      .buf = data, .dtype = ELF_T_BYTE };
+
+	if (sp->symtab) {
+		nsym = add_syms(symtab, &str, symtab_syms, ARRAY_SIZE(symtab_syms), text_ndx);
+		strndx = (Elf64_Word)nsec + 2;
+		secs[nsec++] = (struct wsec){ .name = ".symtab", .type = SHT_SYMTAB,
+					      .size = nsym * sizeof(Elf64_Sym),
+					      .entsize = sizeof(Elf64_Sym), .align = 8,
+					      .link = strndx, .info = 1, .buf = symtab,
+					      .dtype = ELF_T_SYM };
+		secs[nsec++] = (struct wsec){ .name = ".strtab", .type = SHT_STRTAB,
+					      .size = str.len, .align = 1, .buf = str.buf,
+					      .dtype = ELF_T_BYTE };
+	}
+	if (sp->dynsym)
+		ndyn = add_syms(dynsym, &dynstr, dynsym_syms, ARRAY_SIZE(dynsym_syms), text_ndx);
+	else
+		ndyn = add_syms(dynsym, &dynstr, dynsym_plain, ARRAY_SIZE(dynsym_plain), text_ndx);
+	strndx = (Elf64_Word)nsec + 2;
+	secs[nsec++] = (struct wsec){ .name = ".dynsym", .type = SHT_DYNSYM,
+				      .size = ndyn * sizeof(Elf64_Sym),
+				      .entsize = sizeof(Elf64_Sym), .align = 8,
+				      .link = strndx, .info = 1, .buf = dynsym,
+				      .dtype = ELF_T_SYM };
+	secs[nsec++] = (struct wsec){ .name = ".dynstr", .type = SHT_STRTAB, .size = dynstr.len,
+				      .align = 1, .buf = dynstr.buf, .dtype = ELF_T_BYTE };
+	if (sp->debuglink) {
+		memset(link, 0, sizeof(link));
+		linklen = strlen(sp->debuglink) + 1;
+		linklen = (linklen + 3) & ~(size_t)3;
+		assert_true(linklen + 4 <= sizeof(link));
+		memcpy(link, sp->debuglink, strlen(sp->debuglink));
+		memcpy(link + linklen, &sp->debuglink_crc, 4);
+		secs[nsec++] = (struct wsec){ .name = ".gnu_debuglink", .type = SHT_PROGBITS,
+					      .size = linklen + 4, .align = 4, .buf = link,
+					      .dtype = ELF_T_BYTE };
+	}
+	if (sp->debugdata)
+		secs[nsec++] = (struct wsec){ .name = ".gnu_debugdata", .type = SHT_PROGBITS,
+					      .size = sp->debugdata_len, .align = 1,
+					      .buf = sp->debugdata, .dtype = ELF_T_BYTE };
+	secs[nsec++] = (struct wsec){ .name = ".shstrtab", .type = SHT_STRTAB, .align = 1,
+				      .buf = shstr.buf, .dtype = ELF_T_BYTE };
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_WRITE, NULL);
+	assert_non_null(elf);
+	elf_flagelf(elf, ELF_C_SET, ELF_F_LAYOUT);
+	eh = elf64_newehdr(elf);
+	assert_non_null(eh);
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_type = ET_EXEC;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_entry = S_TEXT_ADDR;
+	eh->e_phoff = sizeof(Elf64_Ehdr);
+
+	ph = elf64_newphdr(elf, 4);
+	assert_non_null(ph);
+	ph[0] = (Elf64_Phdr){ PT_LOAD, PF_R, 0, 0x400000, 0x400000, 0x1000, 0x1000, 0x1000 };
+	ph[1] = (Elf64_Phdr){ PT_LOAD, PF_R | PF_X, sp->debug ? S_DEBUG_TEXT_OFF : S_TEXT_OFF,
+			      S_TEXT_ADDR, S_TEXT_ADDR, S_TEXT_SIZE, S_TEXT_SIZE, 0x1000 };
+	ph[2] = (Elf64_Phdr){ PT_LOAD, PF_R | PF_W, S_DATA_OFF, S_DATA_ADDR, S_DATA_ADDR,
+			      sizeof(data), 0x1000, 0x1000 };
+	ph[3] = (Elf64_Phdr){ PT_NOTE, PF_R, S_NOTE_OFF, 0x400000 + S_NOTE_OFF,
+			      0x400000 + S_NOTE_OFF, sizeof(note), sizeof(note), 4 };
+
+	for (i = 0; i < nsec; i++)
+		secs[i].name = (const char *)(uintptr_t)str_add(&shstr, secs[i].name);
+	secs[nsec - 1].size = shstr.len;
+	for (i = 0; i < nsec; i++) {
+		Elf64_Shdr *sh;
+
+		scn = elf_newscn(elf);
+		assert_non_null(scn);
+		sh = elf64_getshdr(scn);
+		sh->sh_name = (Elf64_Word)(uintptr_t)secs[i].name;
+		sh->sh_type = secs[i].type;
+		sh->sh_flags = secs[i].flags;
+		sh->sh_addr = secs[i].addr;
+		sh->sh_size = secs[i].size;
+		sh->sh_link = secs[i].link;
+		sh->sh_info = secs[i].info;
+		sh->sh_entsize = secs[i].entsize;
+		sh->sh_addralign = secs[i].align;
+		if (secs[i].offset) {
+			sh->sh_offset = secs[i].offset;
+		} else {
+			cursor = (cursor + 7) & ~(uint64_t)7;
+			sh->sh_offset = cursor;
+			cursor += secs[i].size;
+		}
+		if (!secs[i].buf)
+			continue;
+		d = elf_newdata(scn);
+		assert_non_null(d);
+		d->d_buf = (void *)secs[i].buf;
+		d->d_size = secs[i].size;
+		d->d_type = secs[i].dtype;
+		d->d_align = secs[i].align;
+		d->d_version = EV_CURRENT;
+	}
+	eh->e_shstrndx = (Elf64_Half)nsec;
+	eh->e_shoff = (cursor + 7) & ~(uint64_t)7;
+	assert_true(elf_update(elf, ELF_C_WRITE) >= 0);
+	elf_end(elf);
+	close(fd);
+}
+
+static const unsigned char bid_a[20] = { 0xc5, 0x61, 0xf3, 0xaa, 0x72, 0x32, 0xf2, 0xbd, 0x6a, 0xc6,
+					 0xd5, 0x6b, 0xd4, 0x75, 0xf1, 0xc1, 0x54, 0xa0, 0x04, 0x86 };
+static const char bid_a_hex[] = "c561f3aa7232f2bd6ac6d56bd475f1c154a00486";
+static const unsigned char bid_b[20] = { 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
+					 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0xff };
+
+/* ---- gil_symbol_match ---------------------------------------------------------------------- */
+
+static void test_symbol_match(void **state)
+{
+	static const struct {
+		const char *name;
+		bool ok;
+		enum gil_func fn;
+	} cases[] = {
+		{ "take_gil", true, GIL_FN_TAKE },
+		{ "drop_gil", true, GIL_FN_DROP },
+		{ "take_gil.constprop.0", true, GIL_FN_TAKE },
+		{ "drop_gil.constprop.12", true, GIL_FN_DROP },
+		{ "take_gil.lto_priv.0", true, GIL_FN_TAKE },
+		{ "drop_gil.lto_priv.0", true, GIL_FN_DROP },
+		{ "take_gil.isra.0", true, GIL_FN_TAKE },
+		{ "drop_gil.llvm.11939201427281924733", true, GIL_FN_DROP },
+		{ "take_gil.isra.0.constprop.1", true, GIL_FN_TAKE },
+		{ "drop_gil.constprop.0.isra.0.lto_priv.3", true, GIL_FN_DROP },
+		{ "take_gil.cold", false, 0 },
+		{ "take_gil.lto_priv.0.cold", false, 0 },
+		{ "drop_gil.part.0", false, 0 },
+		{ "take_gil.isra.0.part.1", false, 0 },
+		{ "drop_gil_impl.lto_priv.0", false, 0 },
+		{ "drop_gil_impl", false, 0 },
+		{ "take_gil_foo", false, 0 },
+		{ "_take_gil", false, 0 },
+		{ "Take_gil", false, 0 },
+		{ "take_gi", false, 0 },
+		{ "take_gil.", false, 0 },
+		{ "take_gil.constprop", false, 0 },
+		{ "take_gil.constprop.", false, 0 },
+		{ "take_gil.constprop.0a", false, 0 },
+		{ "take_gil.constprop.x", false, 0 },
+		{ "take_gil.constprop.0.", false, 0 },
+		{ "take_gil..constprop.0", false, 0 },
+		{ "take_gil.localalias", false, 0 },
+		{ "take_gil.constprop_0", false, 0 },
+		{ "take_gil.isra00", false, 0 },
+		{ "take_gil@@GLIBC_2.2.5", false, 0 },
+		{ "take_gil ", false, 0 },
+		{ "PyEval_RestoreThread", false, 0 },
+		{ "", false, 0 },
+	};
+	enum gil_func fn;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		fn = (enum gil_func)-1;
+		if (gil_symbol_match(cases[i].name, &fn) != cases[i].ok)
+			fail_msg("gil_symbol_match(\"%s\") != %d", cases[i].name, cases[i].ok);
+		if (cases[i].ok && fn != cases[i].fn)
+			fail_msg("gil_symbol_match(\"%s\") gave fn %d", cases[i].name, (int)fn);
+	}
+	assert_false(gil_symbol_match(NULL, &fn));
+	assert_true(gil_symbol_match("drop_gil", NULL));
+}
+
+/* ---- gil_elf_addr_to_offset / gil_elf_build_id on a synthetic ET_EXEC ---------------------- */
+
+static Elf *open_elf(const char *path, int *fd)
+{
+	Elf *elf;
+
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	*fd = open(path, O_RDONLY);
+	assert_true(*fd >= 0);
+	elf = elf_begin(*fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	return elf;
+}
+
+static void test_addr_to_offset(void **state)
+{
+	static const struct {
+		uint64_t addr;
+		int ret;
+		uint64_t offset;
+		bool exec;
+	} cases[] = {
+		{ S_TEXT_ADDR, 0, S_TEXT_OFF, true },
+		{ S_TEXT_ADDR + 0x10, 0, S_TEXT_OFF + 0x10, true },
+		{ S_TEXT_ADDR + S_TEXT_SIZE - 1, 0, S_TEXT_OFF + S_TEXT_SIZE - 1, true },
+		{ S_TEXT_ADDR + S_TEXT_SIZE, -1, 0, false }, /* one past the segment */
+		{ S_TEXT_ADDR - 1, -1, 0, false }, /* in the gap before it */
+		{ 0x400000, 0, 0, false },
+		{ S_RODATA_ADDR + 0x10, 0, S_RODATA_OFF + 0x10, false },
+		{ S_DATA_ADDR + 0x10, 0, S_DATA_OFF + 0x10, false },
+		{ S_DATA_ADDR + 0x800, -1, 0, false }, /* bss: no file bytes */
+		{ 0x700000, -1, 0, false },
+		{ 0, -1, 0, false },
+		{ UINT64_MAX, -1, 0, false },
+	};
+	char *path = xfmt("%s/exec", tmpdir);
+	struct synth sp = { .symtab = true, .build_id = bid_a };
+	uint64_t off;
+	bool exec;
+	size_t i;
+	Elf *elf;
+	int fd;
+
+	write_synth(path, &sp);
+	elf = open_elf(path, &fd);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		off = 0xdead;
+		exec = !cases[i].exec;
+		if (gil_elf_addr_to_offset(elf, cases[i].addr, &off, &exec) != cases[i].ret)
+			fail_msg("addr %#llx: wrong return", (unsigned long long)cases[i].addr);
+		if (cases[i].ret)
+			continue;
+		assert_int_equal(off, cases[i].offset);
+		assert_int_equal(exec, cases[i].exec);
+	}
+	assert_int_equal(gil_elf_addr_to_offset(NULL, S_TEXT_ADDR, &off, &exec), -1);
+	elf_end(elf);
+	close(fd);
+	free(path);
+}
+
+static void test_build_id(void **state)
+{
+	char *path = xfmt("%s/bid", tmpdir), buf[129], small[8];
+	struct synth sp = { .symtab = true, .build_id = bid_a };
+	Elf *elf;
+	int fd;
+
+	write_synth(path, &sp);
+	elf = open_elf(path, &fd);
+	assert_int_equal(gil_elf_build_id(elf, buf, sizeof(buf)), 20);
+	assert_string_equal(buf, bid_a_hex);
+	assert_int_equal(gil_elf_build_id(elf, small, sizeof(small)), -1);
+	elf_end(elf);
+	close(fd);
+
+	sp.build_id = NULL;
+	write_synth(path, &sp);
+	elf = open_elf(path, &fd);
+	assert_int_equal(gil_elf_build_id(elf, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	elf_end(elf);
+	close(fd);
+	free(path);
+}
+
+/* ---- gil_symbols_read on synthetic files --------------------------------------------------- */
+
+static struct gil_symbols *read_ok(const char *path, const char *root)
+{
+	struct gil_symbols *s = NULL;
+	char err[256] = "";
+
+	if (gil_symbols_read(path, root, &s, err, sizeof(err)))
+		fail_msg("gil_symbols_read(%s): %s", path, err);
+	assert_non_null(s);
+	assert_string_equal(s->path, path);
+	return s;
+}
+
+static void check_site(const struct gil_symbols *s, const char *name, enum gil_func fn,
+		       uint64_t addr, uint64_t size, const char *method)
+{
+	const struct gil_site *site = find_site(s, name);
+
+	if (!site)
+		fail_msg("no site %s", name);
+	assert_int_equal(site->fn, fn);
+	assert_int_equal(site->addr, addr);
+	/* The probed object's text is always at file offset S_TEXT_OFF, vaddr S_TEXT_ADDR. */
+	assert_int_equal(site->offset, addr - S_TEXT_ADDR + S_TEXT_OFF);
+	assert_int_equal(site->size, size);
+	assert_string_equal(site->method, method);
+	assert_true(site->retprobe);
+}
+
+static void test_synthetic_tables(void **state)
+{
+	char *path = xfmt("%s/full", tmpdir);
+	struct synth sp = { .symtab = true, .dynsym = true, .build_id = bid_a };
+	const struct gil_site *site;
+	struct gil_symbols *s;
+	unsigned char *file;
+	size_t len, i;
+
+	write_synth(path, &sp);
+	s = read_ok(path, NULL);
+	assert_string_equal(s->build_id, bid_a_hex);
+	assert_string_equal(s->symbols_from, path);
+	assert_int_equal(s->nr_sites, 3);
+	check_site(s, "take_gil", GIL_FN_TAKE, S_TEXT_ADDR + 0x10, 0x20, "symtab");
+	check_site(s, "drop_gil.constprop.0", GIL_FN_DROP, S_TEXT_ADDR + 0x40, 0x10, "symtab");
+	check_site(s, "drop_gil.isra.0", GIL_FN_DROP, S_TEXT_ADDR + 0x60, 0x10, "dynsym");
+	assert_true(s->has_take);
+	assert_true(s->has_drop);
+
+	/* The bytes at each offset are the text bytes written at that address. */
+	file = read_file(path, &len);
+	for (i = 0; i < s->nr_sites; i++) {
+		site = &s->sites[i];
+		assert_true(site->offset + site->size <= len);
+		assert_int_equal(file[site->offset],
+				 (unsigned char)((site->addr - S_TEXT_ADDR) * 7 + 0x31));
+	}
+	free(file);
+	gil_symbols_free(s);
+
+	/* A table naming neither function is not an error. */
+	sp = (struct synth){ .symtab = false, .dynsym = false };
+	write_synth(path, &sp);
+	s = read_ok(path, NULL);
+	assert_int_equal(s->nr_sites, 0);
+	assert_null(s->sites);
+	assert_false(s->has_take);
+	assert_false(s->has_drop);
+	assert_string_equal(s->build_id, "");
+	assert_string_equal(s->symbols_from, path);
+	gil_symbols_free(s);
+	free(path);
+}
+
+/* A stripped object (only .dynsym without the functions) and its debug file. */
+static char *make_stripped(const char *dir, const char *name, const unsigned char *bid,
+			   const char *debuglink, uint32_t crc)
+{
+	struct synth sp = { .build_id = bid, .debuglink = debuglink, .debuglink_crc = crc };
+	char *path = xfmt("%s/%s", dir, name);
+
+	mkdirs(dir);
+	write_synth(path, &sp);
+	return path;
+}
+
+static void make_debug(const char *path, const unsigned char *bid)
+{
+	struct synth sp = { .symtab = true, .debug = true, .build_id = bid };
+	char *dir = strdup(path);
+
+	*strrchr(dir, '/') = '\0';
+	mkdirs(dir);
+	write_synth(path, &sp);
+	free(dir);
+}
+
+static void check_debug_sites(const struct gil_symbols *s, const char *method, const char *from)
+{
+	assert_int_equal(s->nr_sites, 2);
+	/* Offsets come from the object: the debug file puts its text at S_DEBUG_TEXT_OFF. */
+	check_site(s, "take_gil", GIL_FN_TAKE, S_TEXT_ADDR + 0x10, 0x20, method);
+	check_site(s, "drop_gil.constprop.0", GIL_FN_DROP, S_TEXT_ADDR + 0x40, 0x10, method);
+	assert_true(s->has_take);
+	assert_true(s->has_drop);
+	assert_string_equal(s->symbols_from, from);
+}
+
+static void test_debug_build_id(void **state)
+{
+	char *root = xfmt("%s/bidroot", tmpdir), *dir = xfmt("%s/usr/bin", root);
+	char *dbg = xfmt("%s/usr/lib/debug/.build-id/c5/%s.debug", root, bid_a_hex + 2);
+	char *ldbg = xfmt("%s/.debug/py.debug", dir), *rootslash = xfmt("%s/", root);
+	struct gil_symbols *s;
+	char *obj;
+
+	make_debug(dbg, bid_a);
+	/* A valid debuglink exists too: the build-id directory comes first. */
+	make_debug(ldbg, bid_a);
+	obj = make_stripped(dir, "python", bid_a, "py.debug", crc32_file(ldbg));
+
+	s = read_ok(obj, root);
+	assert_string_equal(s->build_id, bid_a_hex);
+	check_debug_sites(s, "build-id", dbg);
+	gil_symbols_free(s);
+
+	/* Trailing slash on the root. */
+	s = read_ok(obj, rootslash);
+	check_debug_sites(s, "build-id", dbg);
+	gil_symbols_free(s);
+
+	/* Another root: no build-id file there, so the debuglink is used. */
+	s = read_ok(obj, tmpdir);
+	check_debug_sites(s, "debuglink", ldbg);
+	gil_symbols_free(s);
+
+	/* A build-id file of another build is refused, never guessed from. */
+	make_debug(dbg, bid_b);
+	unlink(ldbg);
+	s = read_ok(obj, root);
+	assert_int_equal(s->nr_sites, 0);
+	assert_false(s->has_take);
+	assert_string_equal(s->symbols_from, obj);
+	gil_symbols_free(s);
+
+	free(root);
+	free(rootslash);
+	free(dir);
+	free(dbg);
+	free(ldbg);
+	free(obj);
+}
+
+static void test_debuglink(void **state)
+{
+	char *root = xfmt("%s/linkroot", tmpdir), *dir = xfmt("%s/opt/py/bin", root);
+	char *next = xfmt("%s/python.dbg", dir), *dotdebug = xfmt("%s/.debug/python.dbg", dir);
+	char *global = xfmt("%s/usr/lib/debug%s/python.dbg", root, dir + strlen(root));
+	char *other = xfmt("%s/otherroot", tmpdir);
+	char *global_abs = xfmt("%s/usr/lib/debug%s/python.dbg", other, dir);
+	struct gil_symbols *s;
+	char *obj;
+	uint32_t crc;
+
+	/* Every debug file is the same bytes, so one CRC fits all three places. */
+	make_debug(global, bid_a);
+	crc = crc32_file(global);
+	obj = make_stripped(dir, "python", bid_a, "python.dbg", crc);
+
+	/* <root>/usr/lib/debug/<dir as seen in root>/ */
+	s = read_ok(obj, root);
+	check_debug_sites(s, "debuglink", global);
+	gil_symbols_free(s);
+
+	/* A path that is not under the root keeps its whole directory. */
+	make_debug(global_abs, bid_a);
+	s = read_ok(obj, other);
+	check_debug_sites(s, "debuglink", global_abs);
+	gil_symbols_free(s);
+
+	/* <dir>/.debug/ wins over the global directory. */
+	make_debug(dotdebug, bid_a);
+	s = read_ok(obj, root);
+	check_debug_sites(s, "debuglink", dotdebug);
+	gil_symbols_free(s);
+
+	/* <dir>/ wins over <dir>/.debug/. */
+	make_debug(next, bid_a);
+	s = read_ok(obj, root);
+	check_debug_sites(s, "debuglink", next);
+	gil_symbols_free(s);
+
+	/* A CRC mismatch refuses the file even though the build-id matches. */
+	free(obj);
+	obj = make_stripped(dir, "python", bid_a, "python.dbg", crc ^ 1);
+	s = read_ok(obj, root);
+	assert_int_equal(s->nr_sites, 0);
+	gil_symbols_free(s);
+
+	/* Without a build-id on the object nothing proves the match: refused as well. */
+	free(obj);
+	obj = make_stripped(dir, "python", NULL, "python.dbg", crc);
+	make_debug(next, NULL);
+	s = read_ok(obj, root);
+	assert_int_equal(s->nr_sites, 0);
+	assert_string_equal(s->build_id, "");
+	gil_symbols_free(s);
+
+	free(root);
+	free(dir);
+	free(next);
+	free(dotdebug);
+	free(global);
+	free(global_abs);
+	free(other);
+	free(obj);
+}
+
+/* Run xz on @path, keeping it; -1 when xz is not installed. */
+static int run_xz(const char *path)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		execlp("xz", "xz", "-z", "-k", "-f", "-q", path, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 127)
+		return -1;
+	return WEXITSTATUS(status) ? -1 : 0;
+}
+
+static void test_minidebuginfo(void **state)
+{
+	char *dir = xfmt("%s/mdi", tmpdir), *mini = xfmt("%s/mini", dir);
+	char *xz = xfmt("%s.xz", mini), *obj = xfmt("%s/libpython.so", dir);
+	struct synth mp = { .symtab = true, .debug = true };
+	struct synth op = { .build_id = bid_a };
+	struct gil_symbols *s;
+	unsigned char junk[64];
+	void *blob;
+	size_t len;
+
+	mkdirs(dir);
+	write_synth(mini, &mp);
+	if (run_xz(mini)) {
+		print_message("xz(1) not available\n");
+		goto out;
+	}
+	blob = read_file(xz, &len);
+	op.debugdata = blob;
+	op.debugdata_len = len;
+	write_synth(obj, &op);
+	/* An empty root: neither the build-id directory nor a debuglink can answer. */
+	s = read_ok(obj, dir);
+#ifdef HAVE_LZMA
+	check_debug_sites(s, "minidebuginfo", obj);
+#else
+	assert_int_equal(s->nr_sites, 0);
+#endif
+	gil_symbols_free(s);
+	free(blob);
+
+	/* An embedded ELF that states another build-id is refused. */
+	mp.build_id = bid_b;
+	write_synth(mini, &mp);
+	assert_int_equal(run_xz(mini), 0);
+	blob = read_file(xz, &len);
+	op.debugdata = blob;
+	op.debugdata_len = len;
+	write_synth(obj, &op);
+	s = read_ok(obj, dir);
+	assert_int_equal(s->nr_sites, 0);
+	gil_symbols_free(s);
+	free(blob);
+
+	/* Garbage in .gnu_debugdata: no sites, no error. */
+	memset(junk, 0xfd, sizeof(junk));
+	memcpy(junk, "\3757zXZ", 6);
+	op.debugdata = junk;
+	op.debugdata_len = sizeof(junk);
+	write_synth(obj, &op);
+	s = read_ok(obj, dir);
+	assert_int_equal(s->nr_sites, 0);
+	gil_symbols_free(s);
+out:
+	free(dir);
+	free(mini);
+	free(xz);
+	free(obj);
+}
+
+/* ---- real interpreters --------------------------------------------------------------------- */
+
+/*
+ * Check a site of a real object without the library's code path: the site must lie in an
+ * executable PT_LOAD, its bytes at the file offset must equal the bytes the section headers
+ * place at its address, and the symbol file must name it with that value and size.
+ */
+static void verify_real_site(const char *objpath, const struct gil_symbols *s,
+			     const struct gil_site *site)
+{
+	unsigned char *a, *b;
+	bool seg = false, sec = false, sym = false;
+	Elf_Scn *scn = NULL;
+	struct stat st;
+	GElf_Phdr ph;
+	GElf_Shdr sh;
+	GElf_Sym gs;
+	Elf_Data *d;
+	size_t n, i;
+	Elf *elf;
+	int fd;
+
+	assert_true(site->addr != 0);
+	assert_true(site->size > 0);
+	elf = open_elf(objpath, &fd);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(site->offset + site->size <= (uint64_t)st.st_size);
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (i = 0; i < n; i++) {
+		assert_non_null(gelf_getphdr(elf, (int)i, &ph));
+		if (ph.p_type != PT_LOAD || site->addr < ph.p_vaddr ||
+		    site->addr + site->size > ph.p_vaddr + ph.p_filesz)
+			continue;
+		assert_true(ph.p_flags & PF_X);
+		assert_int_equal(site->offset, site->addr - ph.p_vaddr + ph.p_offset);
+		seg = true;
+	}
+	assert_true(seg);
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		assert_non_null(gelf_getshdr(scn, &sh));
+		if (sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    site->addr < sh.sh_addr || site->addr + site->size > sh.sh_addr + sh.sh_size)
+			continue;
+		a = malloc(site->size);
+		b = malloc(site->size);
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_int_equal(pread(fd, a, site->size, (off_t)site->offset), (ssize_t)site->size);
+		assert_int_equal(pread(fd, b, site->size,
+				       (off_t)(sh.sh_offset + site->addr - sh.sh_addr)),
+				 (ssize_t)site->size);
+		assert_memory_equal(a, b, site->size);
+		free(a);
+		free(b);
+		sec = true;
+		break;
+	}
+	assert_true(sec);
+	elf_end(elf);
+	close(fd);
+
+	elf = open_elf(s->symbols_from, &fd);
+	scn = NULL;
+	while (!sym && (scn = elf_nextscn(elf, scn))) {
+		assert_non_null(gelf_getshdr(scn, &sh));
+		if ((sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		assert_non_null(d);
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			assert_non_null(gelf_getsym(d, (int)i, &gs));
+			if (strcmp(elf_strptr(elf, sh.sh_link, gs.st_name), site->symbol))
+				continue;
+			assert_int_equal(GELF_ST_TYPE(gs.st_info), STT_FUNC);
+			assert_int_equal(gs.st_value, site->addr);
+			assert_int_equal(gs.st_size, site->size);
+			sym = true;
+			break;
+		}
+	}
+	assert_true(sym);
+	elf_end(elf);
+	close(fd);
+}
+
+static void print_sites(const struct gil_symbols *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_sites; i++)
+		print_message("  %s: %s addr %#llx offset %#llx size %llu (%s)\n", s->path,
+			      s->sites[i].symbol, (unsigned long long)s->sites[i].addr,
+			      (unsigned long long)s->sites[i].offset,
+			      (unsigned long long)s->sites[i].size, s->sites[i].method);
+}
+
+static void test_pyenv(void **state)
+{
+	const char *root = getenv("PYENV_ROOT"), *home = getenv("HOME");
+	char *pattern;
+	struct gil_symbols *s;
+	glob_t g;
+	size_t i, j;
+	int major, minor;
+
+	if (root && *root)
+		pattern = xfmt("%s/versions/*/lib/libpython*.so.1.0", root);
+	else
+		pattern = xfmt("%s/.pyenv/versions/*/lib/libpython*.so.1.0", home ? home : "/root");
+	if (glob(pattern, 0, NULL, &g)) {
+		print_message("no pyenv libpython matches %s\n", pattern);
+		free(pattern);
+		skip();
+	}
+	free(pattern);
+	for (i = 0; i < g.gl_pathc; i++) {
+		const char *p = strstr(g.gl_pathv[i], "/libpython");
+
+		assert_non_null(p);
+		assert_int_equal(sscanf(p, "/libpython%d.%d", &major, &minor), 2);
+		s = read_ok(g.gl_pathv[i], NULL);
+		print_sites(s);
+		assert_string_equal(s->symbols_from, g.gl_pathv[i]);
+		assert_int_not_equal(s->build_id[0], '\0');
+		if (major < 3 || (major == 3 && minor < 2)) {
+			/* No take_gil before 3.2: the old GIL is a plain lock. */
+			assert_int_equal(s->nr_sites, 0);
+			assert_false(s->has_take);
+			assert_false(s->has_drop);
+			gil_symbols_free(s);
+			continue;
+		}
+		assert_true(s->has_take);
+		assert_true(s->has_drop);
+		assert_non_null(find_site(s, "take_gil"));
+		assert_non_null(find_site(s, "drop_gil"));
+		if (major == 3 && minor == 8) {
+			/* pyenv's 3.8 has a constprop clone serving other callers. */
+			assert_int_equal(count_sites(s, GIL_FN_TAKE), 2);
+			assert_non_null(find_site(s, "take_gil.constprop.0"));
+		}
+		for (j = 0; j < s->nr_sites; j++) {
+			assert_string_equal(s->sites[j].method, "symtab");
+			verify_real_site(g.gl_pathv[i], s, &s->sites[j]);
+		}
+		gil_symbols_free(s);
+	}
+	globfree(&g);
+}
+
+static void check_debian(const char *py, const char *root, const char *prefix)
+{
+	struct gil_symbols *s;
+	size_t i;
+
+	s = read_ok(py, root);
+	print_sites(s);
+	assert_true(s->has_take);
+	assert_true(s->has_drop);
+	assert_non_null(find_site(s, "take_gil.lto_priv.0"));
+	assert_non_null(find_site(s, "drop_gil.lto_priv.0"));
+	assert_true(!strncmp(s->symbols_from, prefix, strlen(prefix)));
+	for (i = 0; i < s->nr_sites; i++) {
+		assert_true(!strcmp(s->sites[i].method, "build-id") ||
+			    !strcmp(s->sites[i].method, "debuglink"));
+		/* Non-PIE: text at vaddr 0x41f000, file offset 0x1f000. */
+		assert_int_not_equal(s->sites[i].offset, s->sites[i].addr);
+		verify_real_site(py, s, &s->sites[i]);
+	}
+	gil_symbols_free(s);
+}
+
+static void test_debian_python311(void **state)
+{
+	const char *py = "/usr/bin/python3.11";
+	char bid[129], *dbg;
+	GElf_Ehdr eh;
+	Elf *elf;
+	int fd;
+
+	if (access(py, R_OK)) {
+		print_message("%s absent\n", py);
+		skip();
+	}
+	elf = open_elf(py, &fd);
+	assert_non_null(gelf_getehdr(elf, &eh));
+	assert_int_equal(gil_elf_build_id(elf, bid, sizeof(bid)), 20);
+	elf_end(elf);
+	close(fd);
+	assert_int_equal(eh.e_type, ET_EXEC);
+	dbg = xfmt("/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2);
+	if (access(dbg, R_OK)) {
+		print_message("%s absent: apt-get install python3.11-dbg\n", dbg);
+		free(dbg);
+		skip();
+	}
+	free(dbg);
+	check_debian(py, NULL, "/usr/lib/debug/");
+	/* As a container path: the debug file is looked up under the same root. */
+	check_debian("/proc/self/root/usr/bin/python3.11", "/proc/self/root",
+		     "/proc/self/root/usr/lib/debug/");
+}
+
+/* ---- errors -------------------------------------------------------------------------------- */
+
+static void expect_error(const char *path, const char *msg, int err_no)
+{
+	struct gil_symbols *s = (struct gil_symbols *)&s;
+	char err[256] = "";
+
+	errno = 0;
+	assert_int_equal(gil_symbols_read(path, NULL, &s, err, sizeof(err)), -1);
+	if (err_no)
+		assert_int_equal(errno, err_no);
+	assert_null(s);
+	assert_string_equal(err, msg);
+}
+
+static void test_errors(void **state)
+{
+	char *missing = xfmt("%s/missing", tmpdir), *text = xfmt("%s/text", tmpdir);
+	char *empty = xfmt("%s/empty", tmpdir), *trunc = xfmt("%s/trunc", tmpdir);
+	char *m1 = xfmt("cannot open %s: No such file or directory", missing);
+	char *m2 = xfmt("%s: not an ELF file", text), *m3 = xfmt("%s: not an ELF file", empty);
+	char *m4 = xfmt("%s: not a regular file", tmpdir);
+	struct synth sp = { .symtab = true, .build_id = bid_a };
+	struct gil_symbols *s = NULL;
+	unsigned char *buf;
+	char err[8];
+	size_t len;
+	int ret;
+
+	expect_error(missing, m1, ENOENT);
+	write_file(text, "#!/bin/sh\necho not elf\n", 23);
+	expect_error(text, m2, 0);
+	write_file(empty, "", 0);
+	expect_error(empty, m3, 0);
+	expect_error(tmpdir, m4, 0);
+
+	/* Short error buffers truncate, no buffer at all is allowed. */
+	assert_int_equal(gil_symbols_read(missing, NULL, &s, err, sizeof(err)), -1);
+	assert_string_equal(err, "cannot ");
+	assert_int_equal(gil_symbols_read(missing, NULL, &s, NULL, 0), -1);
+	assert_int_equal(gil_symbols_read(NULL, NULL, &s, NULL, 0), -1);
+	assert_int_equal(gil_symbols_read(missing, NULL, NULL, NULL, 0), -1);
+
+	/* A truncated ELF must not crash; whatever it returns names no site. */
+	write_synth(trunc, &sp);
+	buf = read_file(trunc, &len);
+	write_file(trunc, buf, 0x180);
+	ret = gil_symbols_read(trunc, NULL, &s, NULL, 0);
+	if (!ret) {
+		assert_int_equal(s->nr_sites, 0);
+		gil_symbols_free(s);
+	}
+	free(buf);
+	gil_symbols_free(NULL);
+
+	free(missing);
+	free(text);
+	free(empty);
+	free(trunc);
+	free(m1);
+	free(m2);
+	free(m3);
+	free(m4);
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	return nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_symbol_match),
+		cmocka_unit_test(test_addr_to_offset),
+		cmocka_unit_test(test_build_id),
+		cmocka_unit_test(test_synthetic_tables),
+		cmocka_unit_test(test_debug_build_id),
+		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_minidebuginfo),
+		cmocka_unit_test(test_pyenv),
+		cmocka_unit_test(test_debian_python311),
+		cmocka_unit_test(test_errors),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
