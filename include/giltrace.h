@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * giltrace: record when each CPython thread waits for, holds and releases the GIL.
+ *
+ * Two levels of API:
+ *  - gil_trace_record_start() / gil_trace_record_stop(): the reference tool's names; record on a
+ *    background thread of the calling process.
+ *  - struct gil_recorder: the lifecycle the tools use, in libtracefs's words:
+ *    alloc (no side effect) -> setup (creates probes) -> start -> poll ... -> stop -> finish
+ *    (removes probes, completes files) -> free.
+ */
+#ifndef GILTRACE_H
+#define GILTRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GILTRACE_FORMAT_VERSION 1
+
+/* Kinds of interval in a recording. */
+enum gil_kind {
+	GIL_KIND_TAKE = 0, /* take_gil entry -> return: waiting for the GIL */
+	GIL_KIND_HOLD = 1, /* take_gil return -> next drop_gil entry: holding it */
+	GIL_KIND_DROP = 2, /* drop_gil entry -> return: releasing it */
+};
+
+/* Interval flags (bit set), as stored in recordings. */
+enum gil_flag {
+	GIL_F_BEGIN_UNKNOWN = 1 << 0, /* began before the recording: start is the recording start */
+	GIL_F_TRUNCATED = 1 << 1, /* end not observed: closed at the next event, exit or end */
+	GIL_F_LOST = 1 << 2, /* the kernel lost events while it was open: may hide transitions */
+	GIL_F_RESYNC = 1 << 3, /* event order was inconsistent here; state resynchronized */
+};
+
+/* Verbosity, shared with libtracefs/libtraceevent's log level. */
+enum gil_verbosity {
+	GIL_QUIET = -1,
+	GIL_NORMAL = 0,
+	GIL_VERBOSE = 1,
+	GIL_DEBUG = 2,
+};
+
+struct gil_recorder;
+
+/* What a recording covers; fill with gil_options_init(), then set fields. */
+struct gil_options {
+	const pid_t *pids; /* targets; NULL or nr_pids == 0: every CPython process */
+	size_t nr_pids;
+	double duration; /* seconds; < 0: until gil_recorder_stop() or all targets exit */
+	const char *output_dir; /* NULL: $SYSTRACE_DUMP_PATH/GIL, else /home/sysTrace/GIL */
+	size_t ring_pages; /* per-CPU ring size in pages (power of two); 0: default */
+	int verbosity; /* enum gil_verbosity */
+};
+
+/* Per-process result, valid after gil_recorder_finish(). */
+struct gil_process_stats {
+	pid_t pid;
+	int rank;
+	const char *path; /* file written */
+	uint64_t events;
+	uint64_t intervals;
+	uint64_t threads;
+	uint64_t wall_ns; /* how long this process was recorded */
+	uint64_t ns[3]; /* total ns per enum gil_kind, over all threads */
+	const char *reason; /* why its recording ended: "duration", "signal", "exited", ... */
+};
+
+/* Per-thread result, valid after gil_recorder_finish(). */
+struct gil_thread_summary {
+	pid_t tid;
+	char name[17]; /* comm */
+	uint64_t wall_ns; /* first to last event seen of this thread */
+	uint64_t ns[3]; /* per enum gil_kind */
+	uint64_t count[3];
+};
+
+void gil_options_init(struct gil_options *opts);
+
+/**
+ * gil_recorder_alloc - build a recorder for @opts; touches nothing in the kernel.
+ * Returns NULL with errno on failure. Pair with gil_recorder_free().
+ */
+struct gil_recorder *gil_recorder_alloc(const struct gil_options *opts);
+
+/**
+ * gil_recorder_setup - find the GIL functions of each target, create the probe group, open the
+ * perf events and the output files. On failure returns -1, leaves no probe behind, and
+ * gil_recorder_error() says why. Pair with gil_recorder_finish().
+ */
+int gil_recorder_setup(struct gil_recorder *rec);
+
+/** gil_recorder_start - enable the events: recording begins. Pair with gil_recorder_stop(). */
+int gil_recorder_start(struct gil_recorder *rec);
+
+/**
+ * gil_recorder_poll - wait up to @timeout_ms for events and process them.
+ * Returns 1 while recording should go on, 0 when it is over (duration reached, all targets
+ * exited), -1 on error (errno, gil_recorder_error()). EINTR returns 1: look at your flags.
+ */
+int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms);
+
+/** gil_recorder_stop - disable the events; safe to call more than once and from any state. */
+int gil_recorder_stop(struct gil_recorder *rec);
+
+/**
+ * gil_recorder_finish - drain what is left, close intervals, write the file footers, close the
+ * events and remove the probe group. Runs the same teardown on every path. Returns -1 if a
+ * file could not be completed (the others still are).
+ */
+int gil_recorder_finish(struct gil_recorder *rec);
+
+/** gil_recorder_free - release the memory of @rec (calls finish first if needed). */
+void gil_recorder_free(struct gil_recorder *rec);
+
+/** gil_recorder_error - the last error as one line for the user, or "" if none. */
+const char *gil_recorder_error(const struct gil_recorder *rec);
+
+/** gil_recorder_stats - per-process results; *nr set to their number. */
+const struct gil_process_stats *gil_recorder_stats(const struct gil_recorder *rec, size_t *nr);
+
+/**
+ * gil_recorder_threads - per-thread results of process number @proc (index into
+ * gil_recorder_stats()); *nr set to their number. Threads beyond the first 4096 that exited
+ * are summed into one entry with tid -1.
+ */
+const struct gil_thread_summary *gil_recorder_threads(const struct gil_recorder *rec, size_t proc,
+						       size_t *nr);
+
+/** gil_recorder_lost - events the kernel reported lost so far, over all CPUs. */
+uint64_t gil_recorder_lost(const struct gil_recorder *rec);
+
+/** gil_recorder_events - events received so far. */
+uint64_t gil_recorder_events(const struct gil_recorder *rec);
+
+/** gil_recorder_nr_targets - processes being recorded (alive or finished). */
+size_t gil_recorder_nr_targets(const struct gil_recorder *rec);
+
+/**
+ * gil_cleanup_stale - remove probe groups left by recorders that no longer run (killed with
+ * SIGKILL), and only those. Returns the number of groups removed, or -1.
+ */
+int gil_cleanup_stale(void);
+
+/**
+ * gil_trace_record_start - record @pids (NULL/0: every CPython process) for @duration seconds
+ * (-1: until gil_trace_record_stop()) on a background thread of this process.
+ * Returns 0, or -1 with the reason in gil_trace_record_error().
+ */
+int gil_trace_record_start(const pid_t *pids, size_t nr_pids, double duration);
+
+/** gil_trace_record_stop - stop the background recording, finish its files. 0 or -1. */
+int gil_trace_record_stop(void);
+
+/** gil_trace_record_error - why the last start or stop failed. */
+const char *gil_trace_record_error(void);
+
+/** gil_version - the library's version string. */
+const char *gil_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GILTRACE_H */

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* gil-record: option parsing, signals, the status line and the summary; libgiltrace does the work. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "giltrace.h"
+
+#define PROG "gil-record"
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: " PROG " [OPTION]...\n"
+		"Record when each thread of CPython processes waits for, holds and releases the GIL.\n"
+		"Needs root. Writes GIL_<pid>_rank_<rank>.json per process.\n"
+		"\n"
+		"  -p, --pid PID[,PID...]   record these processes (default: every CPython process,\n"
+		"                           including ones that start while recording)\n"
+		"  -d, --duration SECONDS   stop after SECONDS (default -1: until Ctrl+C, SIGTERM,\n"
+		"                           or until every process given with --pid has exited)\n"
+		"  -o, --output-dir DIR     where files go (default $SYSTRACE_DUMP_PATH/GIL,\n"
+		"                           else /home/sysTrace/GIL)\n"
+		"  -m, --mmap-pages PAGES   ring buffer pages per CPU, a power of two (default 1024)\n"
+		"      --cleanup            remove probe groups left by killed recorders, then exit\n"
+		"  -q, --quiet              print errors and lost-event warnings only\n"
+		"  -v, --verbose            say more; twice for libtracefs/libtraceevent debug output\n"
+		"  -h, --help               show this help and exit\n"
+		"  -V, --version            show the version and exit\n"
+		"\n"
+		"Convert a recording for Perfetto, chrome://tracing or MindStudio Insight with\n"
+		"  gil-convert --input GIL_<pid>_rank_<rank>.json --output trace.json\n");
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, PROG ": ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
+	return 2;
+}
+
+/* "1,2,3" -> pids; every item a positive decimal pid. */
+static int parse_pids(const char *arg, pid_t **pids, size_t *nr)
+{
+	char *copy = strdup(arg), *tok, *save = NULL, *end;
+	pid_t *v = NULL, *nv;
+	long x;
+
+	if (!copy)
+		return -1;
+	*nr = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		errno = 0;
+		x = strtol(tok, &end, 10);
+		if (errno || *end || end == tok || x <= 0 || x > INT_MAX)
+			goto fail;
+		nv = realloc(v, (*nr + 1) * sizeof(*v));
+		if (!nv)
+			goto fail;
+		v = nv;
+		v[(*nr)++] = (pid_t)x;
+	}
+	if (!*nr || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
+		goto fail;
+	free(copy);
+	*pids = v;
+	return 0;
+fail:
+	free(copy);
+	free(v);
+	return -1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void status_line(struct gil_recorder *rec, double start, double duration, uint64_t *last_ev,
+			double *last_t)
+{
+	double t = now_s(), rate;
+	uint64_t ev = gil_recorder_events(rec);
+
+	rate = t > *last_t ? (double)(ev - *last_ev) / (t - *last_t) : 0;
+	*last_ev = ev;
+	*last_t = t;
+	if (duration >= 0)
+		fprintf(stderr, "\r\033[K" PROG ": %.1fs of %.0fs, %zu process(es), %.0f events/s, %llu lost",
+			t - start, duration, gil_recorder_nr_targets(rec), rate,
+			(unsigned long long)gil_recorder_lost(rec));
+	else
+		fprintf(stderr, "\r\033[K" PROG ": %.1fs, %zu process(es), %.0f events/s, %llu lost (Ctrl+C to stop)",
+			t - start, gil_recorder_nr_targets(rec), rate,
+			(unsigned long long)gil_recorder_lost(rec));
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void summary(struct gil_recorder *rec, int verbosity)
+{
+	const struct gil_process_stats *ps;
+	const struct gil_thread_summary *th;
+	size_t nr, i, nt, k;
+
+	ps = gil_recorder_stats(rec, &nr);
+	for (i = 0; i < nr; i++) {
+		if (!ps[i].path)
+			continue;
+		if (verbosity >= GIL_NORMAL) {
+			fprintf(stderr, PROG ": pid %d rank %d: %llu threads, %llu events, %llu intervals, %s -> %s\n",
+				(int)ps[i].pid, ps[i].rank, (unsigned long long)ps[i].threads,
+				(unsigned long long)ps[i].events,
+				(unsigned long long)ps[i].intervals, ps[i].reason ? ps[i].reason : "",
+				ps[i].path);
+			th = gil_recorder_threads(rec, i, &nt);
+			if (nt)
+				fprintf(stderr, "  %8s %-16s %8s %8s %8s   (share of %.3fs recorded)\n",
+					"tid", "name", "wait", "hold", "release",
+					(double)ps[i].wall_ns / 1e9);
+			for (k = 0; k < nt; k++)
+				fprintf(stderr, "  %8d %-16s %7.1f%% %7.1f%% %7.1f%%\n", (int)th[k].tid,
+					th[k].name, pct(th[k].ns[GIL_KIND_TAKE], ps[i].wall_ns),
+					pct(th[k].ns[GIL_KIND_HOLD], ps[i].wall_ns),
+					pct(th[k].ns[GIL_KIND_DROP], ps[i].wall_ns));
+		}
+	}
+	if (gil_recorder_lost(rec))
+		fprintf(stderr, PROG ": warning: the kernel lost %llu events; affected intervals are flagged. Use a larger --mmap-pages.\n",
+			(unsigned long long)gil_recorder_lost(rec));
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output-dir", required_argument, NULL, 'o' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "cleanup", no_argument, NULL, 'C' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gil_options opts;
+	struct gil_recorder *rec;
+	struct sigaction sa;
+	pid_t *pids = NULL;
+	size_t nr_pids = 0, i;
+	bool cleanup = false, tty;
+	int c, ret = 1, r, verbosity = GIL_NORMAL;
+	double start, last_status = 0, last_t;
+	uint64_t last_ev = 0;
+	char *end;
+	long pages;
+
+	gil_options_init(&opts);
+	while ((c = getopt_long(argc, argv, "+p:d:o:m:qvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			free(pids);
+			if (parse_pids(optarg, &pids, &nr_pids) < 0)
+				return bad_usage("invalid --pid value '%s': give process ids separated by commas, e.g. --pid 1234,5678",
+						 optarg);
+			break;
+		case 'd':
+			errno = 0;
+			opts.duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(opts.duration) ||
+			    (opts.duration <= 0 && opts.duration != -1) || opts.duration > 31536000)
+				return bad_usage("invalid --duration value '%s': give seconds > 0 (at most a year), or -1 to record until Ctrl+C",
+						 optarg);
+			break;
+		case 'o':
+			if (!*optarg)
+				return bad_usage("invalid --output-dir value '%s': give a directory", optarg);
+			opts.output_dir = optarg;
+			break;
+		case 'm':
+			errno = 0;
+			pages = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || pages < 2 || pages > (1 << 20) ||
+			    (pages & (pages - 1)))
+				return bad_usage("invalid --mmap-pages value '%s': give a power of two from 2 to 1048576",
+						 optarg);
+			opts.ring_pages = (size_t)pages;
+			break;
+		case 'C':
+			cleanup = true;
+			break;
+		case 'q':
+			verbosity = GIL_QUIET;
+			break;
+		case 'v':
+			verbosity = verbosity < GIL_NORMAL ? GIL_VERBOSE : verbosity + 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf(PROG " (giltrace) %s\n", gil_version());
+#ifdef HAVE_LIBDW
+			printf("features: libtracefs libtraceevent libelf json-c libdw");
+#else
+			printf("features: libtracefs libtraceevent libelf json-c");
+#endif
+#ifdef HAVE_LZMA
+			printf(" lzma");
+#endif
+			printf("\n");
+			return 0;
+		default:
+			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		return bad_usage("unexpected argument '%s'", argv[optind]);
+
+	if (cleanup) {
+		if (geteuid() != 0) {
+			fprintf(stderr, PROG ": --cleanup needs root: run it with sudo\n");
+			return 1;
+		}
+		r = gil_cleanup_stale();
+		if (r < 0) {
+			fprintf(stderr, PROG ": cleanup failed: %s\n", strerror(errno));
+			return 1;
+		}
+		if (verbosity >= GIL_NORMAL)
+			fprintf(stderr, PROG ": removed %d stale probe group(s)\n", r);
+		return 0;
+	}
+
+	opts.pids = pids;
+	opts.nr_pids = nr_pids;
+	opts.verbosity = verbosity;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	rec = gil_recorder_alloc(&opts);
+	if (!rec) {
+		fprintf(stderr, PROG ": %s\n", strerror(errno));
+		free(pids);
+		return 1;
+	}
+	if (gil_recorder_setup(rec) < 0) {
+		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
+		goto out;
+	}
+	if (got_signal) {
+		ret = 0;
+		goto out;
+	}
+	if (gil_recorder_start(rec) < 0) {
+		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
+		goto out;
+	}
+	if (verbosity >= GIL_NORMAL) {
+		fprintf(stderr, PROG ": recording %zu process(es)", gil_recorder_nr_targets(rec));
+		if (!nr_pids)
+			fprintf(stderr, " and any CPython that starts");
+		if (opts.duration > 0)
+			fprintf(stderr, " for %gs", opts.duration);
+		fprintf(stderr, "; Ctrl+C to stop\n");
+	}
+	tty = verbosity >= GIL_NORMAL && isatty(STDERR_FILENO);
+	start = last_t = now_s();
+	do {
+		r = gil_recorder_poll(rec, 100);
+		if (tty && now_s() - last_status >= 0.5) {
+			status_line(rec, start, opts.duration, &last_ev, &last_t);
+			last_status = now_s();
+		}
+	} while (r > 0 && !got_signal);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	if (r < 0)
+		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
+	ret = r < 0 ? 1 : 0;
+	if (gil_recorder_finish(rec) < 0) {
+		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
+		ret = 1;
+	}
+	summary(rec, verbosity);
+out:
+	for (i = 0; i < 1; i++)
+		;
+	gil_recorder_free(rec);
+	free(pids);
+	return ret;
+}

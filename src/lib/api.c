@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * gil_trace_record_start/stop: the reference tool's API, recording on a background thread of
+ * the calling process. The thread is plain C: it never takes the GIL, so a Python program can
+ * record itself.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "giltrace.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gil_recorder *current;
+static pthread_t worker;
+static volatile int stop_requested;
+static int worker_status; /* 0 ok, -1 failed while recording */
+static char last_error[1024];
+
+static void *run(void *arg)
+{
+	struct gil_recorder *rec = arg;
+	sigset_t all;
+	int r;
+
+	/* Signals are the application's business, not this thread's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	do {
+		r = gil_recorder_poll(rec, 100);
+	} while (r > 0 && !__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE));
+	worker_status = r < 0 ? -1 : 0;
+	return NULL;
+}
+
+int gil_trace_record_start(const pid_t *pids, size_t nr_pids, double duration)
+{
+	struct gil_options opts;
+	struct gil_recorder *rec;
+	int ret = -1;
+
+	pthread_mutex_lock(&lock);
+	last_error[0] = '\0';
+	if (current) {
+		snprintf(last_error, sizeof(last_error),
+			 "a recording is already running in this process: call gil_trace_record_stop() first");
+		errno = EBUSY;
+		goto out;
+	}
+	gil_options_init(&opts);
+	opts.pids = pids;
+	opts.nr_pids = nr_pids;
+	opts.duration = duration;
+	rec = gil_recorder_alloc(&opts);
+	if (!rec) {
+		snprintf(last_error, sizeof(last_error), "cannot start: %s", strerror(errno));
+		goto out;
+	}
+	if (gil_recorder_setup(rec) < 0 || gil_recorder_start(rec) < 0) {
+		snprintf(last_error, sizeof(last_error), "%s", gil_recorder_error(rec));
+		gil_recorder_free(rec);
+		goto out;
+	}
+	stop_requested = 0;
+	worker_status = 0;
+	ret = pthread_create(&worker, NULL, run, rec);
+	if (ret) {
+		snprintf(last_error, sizeof(last_error), "cannot start the recording thread: %s",
+			 strerror(ret));
+		gil_recorder_free(rec);
+		errno = ret;
+		ret = -1;
+		goto out;
+	}
+	current = rec;
+out:
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+int gil_trace_record_stop(void)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&lock);
+	if (!current) {
+		snprintf(last_error, sizeof(last_error), "no recording is running");
+		errno = ESRCH;
+		pthread_mutex_unlock(&lock);
+		return -1;
+	}
+	__atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
+	pthread_join(worker, NULL);
+	if (worker_status < 0) {
+		snprintf(last_error, sizeof(last_error), "%s", gil_recorder_error(current));
+		ret = -1;
+	}
+	if (gil_recorder_finish(current) < 0 && !ret) {
+		snprintf(last_error, sizeof(last_error), "%s", gil_recorder_error(current));
+		ret = -1;
+	}
+	gil_recorder_free(current);
+	current = NULL;
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+const char *gil_trace_record_error(void)
+{
+	return last_error;
+}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Per-thread GIL state machine: events in, intervals out (see pairing.h and doc/format.md). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairing.h"
+
+enum state {
+	S_UNKNOWN = 0, /* no event seen yet: the thread's state at the start is unknown */
+	S_IDLE, /* not holding, not waiting */
+	S_WAIT, /* inside take_gil */
+	S_HOLD, /* between take_gil's return and drop_gil */
+	S_DROP, /* inside drop_gil */
+};
+
+struct thread {
+	struct gil_thread_stats st;
+	uint8_t state;
+	bool pending_lost; /* events were lost since this thread's last interval */
+	uint32_t flags; /* flags gathered for the interval open now */
+	uint64_t since;
+};
+
+struct gil_pairing {
+	uint64_t start;
+	gil_emit_fn emit;
+	void *ctx;
+	struct thread *threads; /* in order of first appearance */
+	size_t nr, cap;
+	uint32_t *index; /* open addressing: tid -> threads[] position + 1; 0 = empty */
+	size_t index_cap; /* power of two */
+	struct gil_thread_stats other; /* exited threads folded away to bound memory */
+	uint64_t events;
+};
+
+struct gil_pairing *gil_pairing_alloc(uint64_t start, gil_emit_fn emit, void *ctx)
+{
+	struct gil_pairing *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->start = start;
+	p->emit = emit;
+	p->ctx = ctx;
+	p->other.tid = -1;
+	return p;
+}
+
+static size_t slot_of(const struct gil_pairing *p, int32_t tid)
+{
+	return ((uint32_t)tid * 2654435761u) & (p->index_cap - 1);
+}
+
+static int rebuild_index(struct gil_pairing *p, size_t cap)
+{
+	uint32_t *index = calloc(cap, sizeof(*index));
+	size_t i, s;
+
+	if (!index)
+		return -1;
+	free(p->index);
+	p->index = index;
+	p->index_cap = cap;
+	for (i = 0; i < p->nr; i++) {
+		for (s = slot_of(p, p->threads[i].st.tid); index[s]; s = (s + 1) & (cap - 1))
+			;
+		index[s] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+static struct thread *lookup(const struct gil_pairing *p, int32_t tid)
+{
+	size_t s;
+
+	if (!p->index_cap)
+		return NULL;
+	for (s = slot_of(p, tid); p->index[s]; s = (s + 1) & (p->index_cap - 1))
+		if (p->threads[p->index[s] - 1].st.tid == tid)
+			return &p->threads[p->index[s] - 1];
+	return NULL;
+}
+
+static void fold(struct gil_thread_stats *into, const struct gil_thread_stats *t)
+{
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		into->ns[k] += t->ns[k];
+		into->count[k] += t->count[k];
+	}
+	if (!into->first_ts || (t->first_ts && t->first_ts < into->first_ts))
+		into->first_ts = t->first_ts;
+	if (t->last_ts > into->last_ts)
+		into->last_ts = t->last_ts;
+}
+
+/* Keep memory bounded with threads that come and go: fold exited ones into p->other. */
+static int compact(struct gil_pairing *p)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < p->nr; i++) {
+		if (p->threads[i].st.exited) {
+			fold(&p->other, &p->threads[i].st);
+			continue;
+		}
+		p->threads[j++] = p->threads[i];
+	}
+	p->nr = j;
+	return rebuild_index(p, p->index_cap);
+}
+
+static struct thread *add_thread(struct gil_pairing *p, int32_t tid, uint64_t ts)
+{
+	struct thread *t;
+	size_t cap, s;
+
+	if (p->nr >= GIL_PAIRING_MAX_THREADS && compact(p) < 0)
+		return NULL;
+	if (p->nr == p->cap) {
+		cap = p->cap ? 2 * p->cap : 16;
+		t = realloc(p->threads, cap * sizeof(*t));
+		if (!t)
+			return NULL;
+		p->threads = t;
+		p->cap = cap;
+	}
+	/* Keep the index at most half full. */
+	if (2 * (p->nr + 1) > p->index_cap &&
+	    rebuild_index(p, p->index_cap ? 2 * p->index_cap : 32) < 0)
+		return NULL;
+	t = &p->threads[p->nr];
+	memset(t, 0, sizeof(*t));
+	t->st.tid = tid;
+	t->st.first_ts = ts;
+	t->state = S_UNKNOWN;
+	for (s = slot_of(p, tid); p->index[s]; s = (s + 1) & (p->index_cap - 1))
+		;
+	p->index[s] = (uint32_t)++p->nr;
+	return t;
+}
+
+static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uint64_t start,
+		uint64_t end, uint32_t flags)
+{
+	struct gil_interval iv;
+
+	flags |= t->flags;
+	if (t->pending_lost)
+		flags |= GIL_F_LOST;
+	t->pending_lost = false;
+	t->flags = 0;
+	if (end < start) {
+		/* Clock went backwards across CPUs: never a negative duration. */
+		end = start;
+		flags |= GIL_F_RESYNC;
+	}
+	iv.tid = t->st.tid;
+	iv.kind = (uint8_t)kind;
+	iv.flags = flags;
+	iv.start = start;
+	iv.dur = end - start;
+	t->st.ns[kind] += iv.dur;
+	t->st.count[kind]++;
+	return p->emit ? p->emit(p->ctx, &iv) : 0;
+}
+
+static void enter(struct thread *t, enum state s, uint64_t ts, uint32_t flags)
+{
+	t->state = (uint8_t)s;
+	t->since = ts;
+	t->flags |= flags;
+}
+
+/* Close whatever @t has open at @ts with @flags; the thread is idle afterwards. */
+static int close_open(struct gil_pairing *p, struct thread *t, uint64_t ts, uint32_t flags)
+{
+	static const int kind_of[] = { [S_WAIT] = GIL_KIND_TAKE, [S_HOLD] = GIL_KIND_HOLD,
+				       [S_DROP] = GIL_KIND_DROP };
+	int ret = 0;
+
+	if (t->state == S_WAIT || t->state == S_HOLD || t->state == S_DROP)
+		ret = emit(p, t, (enum gil_kind)kind_of[t->state], t->since, ts, flags);
+	t->state = S_IDLE;
+	t->flags = 0;
+	return ret;
+}
+
+int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts)
+{
+	const uint32_t bad = GIL_F_TRUNCATED | GIL_F_RESYNC;
+	struct thread *t = lookup(p, tid);
+	int fresh = 0, ret = 0;
+
+	p->events++;
+	if (!t) {
+		t = add_thread(p, tid, ts);
+		if (!t)
+			return -ENOMEM;
+		fresh = 1;
+	}
+	if (ts < p->start)
+		ts = p->start;
+	t->st.last_ts = ts;
+
+	switch (ev) {
+	case GIL_EV_TAKE_ENTRY:
+		/* Anything open now lacks its end: a missed return or a missed drop. */
+		if (t->state != S_UNKNOWN && t->state != S_IDLE)
+			ret = close_open(p, t, ts, bad);
+		enter(t, S_WAIT, ts, 0);
+		break;
+	case GIL_EV_TAKE_RETURN:
+		if (t->state == S_WAIT) {
+			ret = emit(p, t, GIL_KIND_TAKE, t->since, ts, 0);
+			enter(t, S_HOLD, ts, 0);
+		} else if (t->state == S_UNKNOWN) {
+			ret = emit(p, t, GIL_KIND_TAKE, p->start, ts, GIL_F_BEGIN_UNKNOWN);
+			enter(t, S_HOLD, ts, 0);
+		} else if (t->state == S_HOLD) {
+			t->flags |= GIL_F_RESYNC; /* a second return: the hold goes on */
+		} else {
+			/* S_IDLE (the entry was missed) or S_DROP (its return was missed) */
+			ret = close_open(p, t, ts, bad);
+			enter(t, S_HOLD, ts, GIL_F_RESYNC);
+		}
+		break;
+	case GIL_EV_DROP_ENTRY:
+		if (t->state == S_HOLD) {
+			ret = emit(p, t, GIL_KIND_HOLD, t->since, ts, 0);
+		} else if (t->state == S_UNKNOWN) {
+			ret = emit(p, t, GIL_KIND_HOLD, p->start, ts, GIL_F_BEGIN_UNKNOWN);
+		} else {
+			ret = close_open(p, t, ts, bad);
+			t->flags |= GIL_F_RESYNC;
+		}
+		enter(t, S_DROP, ts, 0);
+		break;
+	case GIL_EV_DROP_RETURN:
+		if (t->state == S_DROP) {
+			ret = emit(p, t, GIL_KIND_DROP, t->since, ts, 0);
+		} else if (t->state == S_UNKNOWN) {
+			ret = emit(p, t, GIL_KIND_DROP, p->start, ts, GIL_F_BEGIN_UNKNOWN);
+		} else if (t->state != S_IDLE) {
+			ret = close_open(p, t, ts, bad);
+		}
+		/* a stray return while idle is dropped: nothing was open */
+		t->state = S_IDLE;
+		t->flags = 0;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return ret < 0 ? ret : fresh;
+}
+
+int gil_pairing_exit(struct gil_pairing *p, int32_t tid, uint64_t ts)
+{
+	struct thread *t = lookup(p, tid);
+	int ret;
+
+	if (!t || t->st.exited)
+		return 0;
+	if (ts < t->since)
+		ts = t->since;
+	ret = close_open(p, t, ts, GIL_F_TRUNCATED);
+	t->st.exited = true;
+	t->st.last_ts = ts;
+	return ret;
+}
+
+void gil_pairing_lost(struct gil_pairing *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr; i++) {
+		if (p->threads[i].st.exited)
+			continue;
+		if (p->threads[i].state == S_WAIT || p->threads[i].state == S_HOLD ||
+		    p->threads[i].state == S_DROP)
+			p->threads[i].flags |= GIL_F_LOST;
+		else
+			p->threads[i].pending_lost = true;
+	}
+}
+
+int gil_pairing_finish(struct gil_pairing *p, uint64_t end)
+{
+	struct thread *t;
+	int ret = 0, r;
+	size_t i;
+
+	for (i = 0; i < p->nr; i++) {
+		t = &p->threads[i];
+		if (t->st.exited)
+			continue;
+		r = close_open(p, t, end < t->since ? t->since : end, GIL_F_TRUNCATED);
+		if (r < 0 && !ret)
+			ret = r;
+	}
+	return ret;
+}
+
+size_t gil_pairing_threads(const struct gil_pairing *p, struct gil_thread_stats *out, size_t max,
+			   struct gil_thread_stats *other)
+{
+	size_t i;
+
+	for (i = 0; out && i < p->nr && i < max; i++)
+		out[i] = p->threads[i].st;
+	if (other)
+		*other = p->other;
+	return p->nr;
+}
+
+uint64_t gil_pairing_events(const struct gil_pairing *p)
+{
+	return p->events;
+}
+
+void gil_pairing_free(struct gil_pairing *p)
+{
+	if (!p)
+		return;
+	free(p->threads);
+	free(p->index);
+	free(p);
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Pairing: a per-thread state machine that turns probe events into take/hold/drop intervals.
+ * It never asserts on order: whatever arrives, it emits well-formed intervals and flags the ones
+ * it had to guess the edges of.
+ */
+#ifndef GIL_PAIRING_H
+#define GIL_PAIRING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "giltrace.h"
+#include "rawfile.h"
+
+enum gil_ev {
+	GIL_EV_TAKE_ENTRY = 0,
+	GIL_EV_TAKE_RETURN,
+	GIL_EV_DROP_ENTRY,
+	GIL_EV_DROP_RETURN,
+	GIL_EV_NR,
+};
+
+/* Called for every finished interval; a negative return is passed back to the caller. */
+typedef int (*gil_emit_fn)(void *ctx, const struct gil_interval *iv);
+
+struct gil_thread_stats {
+	int32_t tid;
+	bool exited;
+	uint64_t first_ts, last_ts;
+	uint64_t ns[3]; /* per enum gil_kind */
+	uint64_t count[3];
+};
+
+struct gil_pairing;
+
+/** gil_pairing_alloc - pairing for one process; @start is the recording start (ns). */
+struct gil_pairing *gil_pairing_alloc(uint64_t start, gil_emit_fn emit, void *ctx);
+
+/**
+ * gil_pairing_event - feed one event of thread @tid at @ts. Returns 1 when @tid was not known
+ * before (the caller may record its name), 0 otherwise, or the emitter's negative return.
+ */
+int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts);
+
+/** gil_pairing_exit - thread @tid exited at @ts: close what it had open (truncated). */
+int gil_pairing_exit(struct gil_pairing *p, int32_t tid, uint64_t ts);
+
+/** gil_pairing_lost - the kernel lost events: flag every interval open now. */
+void gil_pairing_lost(struct gil_pairing *p);
+
+/** gil_pairing_finish - the recording ended at @end: close every open interval (truncated). */
+int gil_pairing_finish(struct gil_pairing *p, uint64_t end);
+
+/**
+ * gil_pairing_threads - copy up to @max per-thread totals into @out (may be NULL), in order of
+ * first appearance, and the totals of exited threads folded away (beyond
+ * GIL_PAIRING_MAX_THREADS live entries) into *@other. Returns the number of entries.
+ */
+size_t gil_pairing_threads(const struct gil_pairing *p, struct gil_thread_stats *out, size_t max,
+			   struct gil_thread_stats *other);
+
+/** gil_pairing_events - events fed so far. */
+uint64_t gil_pairing_events(const struct gil_pairing *p);
+
+void gil_pairing_free(struct gil_pairing *p);
+
+#define GIL_PAIRING_MAX_THREADS 4096
+
+#endif /* GIL_PAIRING_H */

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Probe lifetime: one tracefs group per recorder ("gil_<recorder pid>"), uprobes and uretprobes
+ * on the GIL functions. alloc -> add... -> create (kernel) -> destroy (kernel) -> free.
+ */
+#ifndef GIL_PROBES_H
+#define GIL_PROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbols.h"
+
+struct gil_probe {
+	char name[32]; /* event name inside the group */
+	char *file; /* the path the kernel resolves (through /proc/PID/root) */
+	uint64_t offset;
+	enum gil_func fn;
+	bool ret; /* uretprobe */
+	int id; /* trace event id, valid after create */
+	struct tracefs_dynevent *dev;
+	bool created;
+};
+
+struct gil_probes {
+	char group[32];
+	struct gil_probe *v;
+	size_t nr, cap;
+	struct tep_handle *tep; /* our group's event formats, for decoding */
+};
+
+/** gil_probes_alloc - an empty set for group gil_<getpid()>; touches nothing. */
+struct gil_probes *gil_probes_alloc(void);
+
+/**
+ * gil_probes_add - describe a probe at @offset of @file (entry, or return when @ret) and create
+ * it in the kernel at once. Returns its index, or -1 with a reason in @err (the kernel's, from
+ * tracefs_error_last, when it refused).
+ */
+int gil_probes_add(struct gil_probes *p, const char *file, uint64_t offset, enum gil_func fn,
+		   bool ret, char *err, size_t errlen);
+
+/** gil_probes_load - read the formats of our group's events (ids, fields) for decoding. */
+int gil_probes_load(struct gil_probes *p, char *err, size_t errlen);
+
+/** gil_probes_destroy - remove every probe we created (our group only). 0, or -1 if any stayed. */
+int gil_probes_destroy(struct gil_probes *p);
+void gil_probes_free(struct gil_probes *p);
+
+/**
+ * gil_probes_cleanup_stale - remove uprobe groups named gil_<pid> whose recorder process is gone.
+ * Returns the number of groups removed or -1.
+ */
+int gil_probes_cleanup_stale(void);
+
+#endif /* GIL_PROBES_H */

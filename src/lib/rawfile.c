@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The recording writer: one record per line, buffered, flushed by the recorder every round. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rawfile.h"
+#include "util.h"
+
+#define WBUF_SIZE (256 * 1024)
+/* Longest line we build in place (an interval is < 100 bytes); larger ones are written whole. */
+#define LINE_MAX_FAST 512
+
+struct gil_rawfile {
+	int fd;
+	char *name;
+	char *buf;
+	size_t len;
+	bool started; /* a record line was written: the next one needs a ",\n" before it */
+	uint64_t intervals;
+	char err[256];
+};
+
+struct gil_rawfile *gil_rawfile_create(int dirfd, const char *name, char *err, size_t errlen)
+{
+	struct gil_rawfile *w;
+	int fd;
+
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0) {
+		gil_err(err, errlen, "cannot create %s: %s", name, strerror(errno));
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (w) {
+		w->buf = malloc(WBUF_SIZE);
+		w->name = strdup(name);
+	}
+	if (!w || !w->buf || !w->name) {
+		gil_err(err, errlen, "cannot create %s: out of memory", name);
+		if (w) {
+			free(w->buf);
+			free(w->name);
+		}
+		free(w);
+		unlinkat(dirfd, name, 0);
+		close(fd);
+		return NULL;
+	}
+	w->fd = fd;
+	return w;
+}
+
+static int write_all(struct gil_rawfile *w, const char *p, size_t n)
+{
+	ssize_t r;
+
+	if (w->err[0])
+		return -1;
+	while (n) {
+		r = write(w->fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			gil_err(w->err, sizeof(w->err), "cannot write %s: %s", w->name,
+				strerror(errno));
+			return -1;
+		}
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int gil_rawfile_flush(struct gil_rawfile *w)
+{
+	int ret;
+
+	if (!w || w->fd < 0)
+		return 0;
+	ret = write_all(w, w->buf, w->len);
+	w->len = 0;
+	return ret;
+}
+
+/* Reserve @n bytes in the buffer, flushing first when needed. */
+static char *reserve(struct gil_rawfile *w, size_t n)
+{
+	if (w->err[0])
+		return NULL;
+	if (w->len + n > WBUF_SIZE && gil_rawfile_flush(w) < 0)
+		return NULL;
+	return w->buf + w->len;
+}
+
+/* Append one record line: the separator of the previous line first. */
+static int put_line(struct gil_rawfile *w, const char *line, size_t n)
+{
+	char *p;
+
+	if (n + 2 > WBUF_SIZE) {
+		if (gil_rawfile_flush(w) < 0 || write_all(w, w->started ? ",\n" : "", w->started ? 2 : 0))
+			return -1;
+		w->started = true;
+		return write_all(w, line, n);
+	}
+	p = reserve(w, n + 2);
+	if (!p)
+		return -1;
+	if (w->started) {
+		*p++ = ',';
+		*p++ = '\n';
+		w->len += 2;
+	}
+	memcpy(p, line, n);
+	w->len += n;
+	w->started = true;
+	return 0;
+}
+
+static int put_object(struct gil_rawfile *w, const char *key, struct json_object *val)
+{
+	struct json_object *rec;
+	const char *s;
+	int ret;
+
+	rec = json_object_new_object();
+	if (!rec)
+		return -1;
+	json_object_object_add(rec, key, json_object_get(val));
+	s = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	ret = s ? put_line(w, s, strlen(s)) : -1;
+	json_object_put(rec);
+	return ret;
+}
+
+int gil_rawfile_header(struct gil_rawfile *w, struct json_object *header)
+{
+	static const char magic[] = GIL_RAWFILE_MAGIC "\n";
+	char *p = reserve(w, sizeof(magic));
+
+	if (!p)
+		return -1;
+	memcpy(p, magic, sizeof(magic) - 1);
+	w->len += sizeof(magic) - 1;
+	return put_object(w, "header", header);
+}
+
+int gil_rawfile_thread(struct gil_rawfile *w, int32_t tid, const char *name, uint64_t ts)
+{
+	struct json_object *o = json_object_new_object();
+	int ret;
+
+	if (!o)
+		return -1;
+	json_object_object_add(o, "tid", json_object_new_int(tid));
+	json_object_object_add(o, "name", json_object_new_string(name ? name : ""));
+	json_object_object_add(o, "ts", json_object_new_uint64(ts));
+	ret = put_object(w, "thread", o);
+	json_object_put(o);
+	return ret;
+}
+
+int gil_rawfile_interval(struct gil_rawfile *w, const struct gil_interval *iv)
+{
+	char line[LINE_MAX_FAST], *p = line;
+
+	/* The hot path: built by hand, no printf, no json-c. */
+	*p++ = '[';
+	p += gil_fmt_s64(p, iv->tid);
+	*p++ = ',';
+	p += gil_fmt_u64(p, iv->kind);
+	*p++ = ',';
+	p += gil_fmt_u64(p, iv->start);
+	*p++ = ',';
+	p += gil_fmt_u64(p, iv->dur);
+	*p++ = ',';
+	p += gil_fmt_u64(p, iv->flags);
+	*p++ = ']';
+	if (put_line(w, line, (size_t)(p - line)) < 0)
+		return -1;
+	w->intervals++;
+	return 0;
+}
+
+int gil_rawfile_lost(struct gil_rawfile *w, int cpu, uint64_t count, uint64_t ts)
+{
+	struct json_object *o = json_object_new_object();
+	int ret;
+
+	if (!o)
+		return -1;
+	json_object_object_add(o, "cpu", json_object_new_int(cpu));
+	json_object_object_add(o, "count", json_object_new_uint64(count));
+	json_object_object_add(o, "ts", json_object_new_uint64(ts));
+	ret = put_object(w, "lost", o);
+	json_object_put(o);
+	return ret;
+}
+
+int gil_rawfile_exit(struct gil_rawfile *w, int32_t tid, uint64_t ts)
+{
+	struct json_object *o = json_object_new_object();
+	int ret;
+
+	if (!o)
+		return -1;
+	json_object_object_add(o, "tid", json_object_new_int(tid));
+	json_object_object_add(o, "ts", json_object_new_uint64(ts));
+	ret = put_object(w, "exit", o);
+	json_object_put(o);
+	return ret;
+}
+
+int gil_rawfile_finish(struct gil_rawfile *w, struct json_object *footer)
+{
+	static const char tail[] = "\n]}\n";
+	int ret = 0;
+	char *p;
+
+	if (!w || w->fd < 0)
+		return 0;
+	if (put_object(w, "footer", footer) < 0)
+		ret = -1;
+	p = ret ? NULL : reserve(w, sizeof(tail));
+	if (p) {
+		memcpy(p, tail, sizeof(tail) - 1);
+		w->len += sizeof(tail) - 1;
+	}
+	if (gil_rawfile_flush(w) < 0 || !p)
+		ret = -1;
+	if (close(w->fd) < 0 && !w->err[0]) {
+		gil_err(w->err, sizeof(w->err), "cannot write %s: %s", w->name, strerror(errno));
+		ret = -1;
+	}
+	w->fd = -1;
+	return ret;
+}
+
+const char *gil_rawfile_error(const struct gil_rawfile *w)
+{
+	return w ? w->err : "";
+}
+
+uint64_t gil_rawfile_intervals(const struct gil_rawfile *w)
+{
+	return w ? w->intervals : 0;
+}
+
+void gil_rawfile_free(struct gil_rawfile *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0) {
+		/* Not finished: keep what is complete on disk, readable as a cut recording. */
+		gil_rawfile_flush(w);
+		close(w->fd);
+	}
+	free(w->buf);
+	free(w->name);
+	free(w);
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The recording format (doc/format.md): one record per line, written as events arrive, readable
+ * after a crash up to the last complete line. Writer: create -> header -> records... -> finish
+ * -> free. Reader: open -> next... -> close.
+ */
+#ifndef GIL_RAWFILE_H
+#define GIL_RAWFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#define GIL_RAWFILE_MAGIC "{\"format\":\"giltrace\",\"version\":1,\"records\":["
+
+/* One interval, as the pairing produces it and the file stores it. */
+struct gil_interval {
+	int32_t tid;
+	uint8_t kind; /* enum gil_kind */
+	uint32_t flags; /* enum gil_flag */
+	uint64_t start; /* ns on the recording clock */
+	uint64_t dur; /* ns */
+};
+
+/* ---- writer ---- */
+struct gil_rawfile;
+
+/**
+ * gil_rawfile_create - create @name in directory @dirfd for writing: never follows a symlink,
+ * never replaces an existing file (O_EXCL), mode 0640. Returns NULL and a reason in @err.
+ * Pair with gil_rawfile_free().
+ */
+struct gil_rawfile *gil_rawfile_create(int dirfd, const char *name, char *err, size_t errlen);
+
+/** gil_rawfile_header - write the first line and the header record (takes no ownership). */
+int gil_rawfile_header(struct gil_rawfile *w, struct json_object *header);
+int gil_rawfile_thread(struct gil_rawfile *w, int32_t tid, const char *name, uint64_t ts);
+int gil_rawfile_interval(struct gil_rawfile *w, const struct gil_interval *iv);
+int gil_rawfile_lost(struct gil_rawfile *w, int cpu, uint64_t count, uint64_t ts);
+int gil_rawfile_exit(struct gil_rawfile *w, int32_t tid, uint64_t ts);
+
+/** gil_rawfile_flush - push buffered lines to the file, so a killed recorder loses little. */
+int gil_rawfile_flush(struct gil_rawfile *w);
+
+/** gil_rawfile_finish - write the footer record and the closing line, flush and close. */
+int gil_rawfile_finish(struct gil_rawfile *w, struct json_object *footer);
+
+/** gil_rawfile_error - the first write error as one line ("" if none). Errors are sticky. */
+const char *gil_rawfile_error(const struct gil_rawfile *w);
+uint64_t gil_rawfile_intervals(const struct gil_rawfile *w);
+void gil_rawfile_free(struct gil_rawfile *w);
+
+/* ---- reader (streaming; memory does not grow with the file) ---- */
+enum gil_input_format {
+	GIL_INPUT_GILTRACE = 1, /* this project's recordings (doc/format.md) */
+	GIL_INPUT_SYSTRACE = 2, /* the reference tool's bare array of X (or B/E) events */
+};
+
+enum gil_rec_type {
+	GIL_REC_HEADER = 1,
+	GIL_REC_THREAD,
+	GIL_REC_INTERVAL,
+	GIL_REC_LOST,
+	GIL_REC_EXIT,
+	GIL_REC_FOOTER,
+	GIL_REC_EVENT, /* a sysTrace event object: see obj */
+	GIL_REC_UNKNOWN, /* a record type this reader does not know: skip it */
+};
+
+struct gil_record {
+	enum gil_rec_type type;
+	struct gil_interval iv; /* GIL_REC_INTERVAL */
+	int32_t tid; /* THREAD, EXIT */
+	const char *name; /* THREAD; valid until the next call */
+	uint64_t ts; /* THREAD, LOST, EXIT */
+	int cpu; /* LOST */
+	uint64_t count; /* LOST */
+	struct json_object *obj; /* HEADER, FOOTER, EVENT, UNKNOWN: the parsed object, owned by the
+				    reader, valid until the next call (NULL for an UNKNOWN null) */
+};
+
+struct gil_reader;
+
+/**
+ * gil_reader_open - open @path and detect its format. Returns NULL with a one-line reason in
+ * @err (missing file, not JSON, unknown format or version), starting with the path. An empty
+ * file, or one cut inside its first line, opens as a truncated giltrace recording with no
+ * records. Pair with gil_reader_close().
+ */
+struct gil_reader *gil_reader_open(const char *path, char *err, size_t errlen);
+enum gil_input_format gil_reader_format(const struct gil_reader *r);
+
+/**
+ * gil_reader_next - the next record. Returns 1 with *@rec filled, 0 at the end (complete or
+ * cut: see gil_reader_truncated), -1 on a read error (reason in gil_reader_error).
+ */
+int gil_reader_next(struct gil_reader *r, struct gil_record *rec);
+
+/**
+ * gil_reader_footer - the footer record of a complete recording, read from the end of the file
+ * (pread: the stream position is unchanged), so that clock offsets sampled at the end are known
+ * before the first interval. NULL for a cut file, a sysTrace file or a non-seekable input.
+ * Owned by the reader, valid until gil_reader_close().
+ */
+struct json_object *gil_reader_footer(struct gil_reader *r);
+
+/** gil_reader_truncated - true when the input ended before its closing line (or mid-record). */
+bool gil_reader_truncated(const struct gil_reader *r);
+/** gil_reader_records - complete records returned so far. */
+uint64_t gil_reader_records(const struct gil_reader *r);
+/** gil_reader_offset - bytes of the input consumed by complete records. */
+uint64_t gil_reader_offset(const struct gil_reader *r);
+const char *gil_reader_error(const struct gil_reader *r);
+void gil_reader_close(struct gil_reader *r);
+
+#endif /* GIL_RAWFILE_H */

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* perf_event_open and the mmap'd rings: the only file that knows the ring protocol. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "ring.h"
+#include "util.h"
+
+struct ring {
+	int fd; /* a dup of the first event opened on this CPU; owns the mmap */
+	void *base; /* metadata page, then data */
+	char *data;
+	uint64_t size; /* data bytes, power of two */
+	char *tmp; /* a record that wraps around the end is copied here */
+	size_t tmp_cap;
+};
+
+struct gil_rings {
+	int nr_cpus;
+	size_t pages;
+	size_t page_size;
+	struct ring *r;
+};
+
+struct gil_rings *gil_rings_alloc(size_t pages)
+{
+	struct gil_rings *rs;
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	int i;
+
+	if (n <= 0)
+		n = 1;
+	if (!pages || (pages & (pages - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return NULL;
+	rs->nr_cpus = (int)n;
+	rs->pages = pages;
+	rs->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	rs->r = calloc((size_t)n, sizeof(*rs->r));
+	if (!rs->r) {
+		free(rs);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		rs->r[i].fd = -1;
+	return rs;
+}
+
+int gil_rings_nr_cpus(const struct gil_rings *rs)
+{
+	return rs->nr_cpus;
+}
+
+static int map_ring(struct gil_rings *rs, struct ring *r, int fd)
+{
+	size_t len = (rs->pages + 1) * rs->page_size;
+
+	r->fd = dup(fd);
+	if (r->fd < 0)
+		return -1;
+	r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (r->base == MAP_FAILED) {
+		r->base = NULL;
+		close(r->fd);
+		r->fd = -1;
+		return -1;
+	}
+	r->data = (char *)r->base + rs->page_size;
+	r->size = rs->pages * rs->page_size;
+	return 0;
+}
+
+int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds, char *err,
+		   size_t errlen)
+{
+	struct perf_event_attr attr;
+	int cpu, fd, n = 0, saved;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = (uint64_t)id;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+	attr.disabled = 1;
+	attr.inherit = 1;
+	attr.sample_id_all = 1;
+	attr.use_clockid = 1;
+	attr.clockid = GIL_CLOCK;
+	attr.task = task;
+	attr.comm = task;
+	attr.watermark = 1;
+	attr.wakeup_watermark = (uint32_t)(rs->pages * rs->page_size / 2);
+
+	for (cpu = 0; cpu < rs->nr_cpus; cpu++) {
+		fd = (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			/* An offline CPU: nothing runs there, nothing to record. */
+			if (errno == ENODEV || errno == EINVAL) {
+				if (errno == EINVAL && cpu == 0)
+					goto fail;
+				fds[n++] = -1;
+				continue;
+			}
+			goto fail;
+		}
+		fds[n++] = fd;
+		if (rs->r[cpu].fd < 0) {
+			if (map_ring(rs, &rs->r[cpu], fd) < 0)
+				goto fail;
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rs->r[cpu].fd) < 0) {
+			goto fail;
+		}
+	}
+	return n;
+fail:
+	saved = errno;
+	gil_err(err, errlen, "perf_event_open(tracepoint %d, tid %d, cpu %d): %s", id, (int)tid,
+		cpu, strerror(saved));
+	while (n-- > 0)
+		if (fds[n] >= 0)
+			close(fds[n]);
+	errno = saved;
+	return -1;
+}
+
+static long drain_one(struct ring *r, int cpu, gil_ring_fn fn, void *ctx)
+{
+	struct perf_event_mmap_page *meta = r->base;
+	uint64_t head, tail, off, mask = r->size - 1;
+	struct perf_event_header *h;
+	long n = 0;
+	size_t size, first;
+	char *p;
+
+	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	tail = meta->data_tail;
+	while (tail < head) {
+		off = tail & mask;
+		h = (struct perf_event_header *)(r->data + off);
+		/* The header itself may wrap; records are 8-byte aligned so it never splits. */
+		size = h->size;
+		if (!size || size > r->size)
+			break; /* corrupt: drop the rest of this round rather than loop */
+		if (off + size > r->size) {
+			if (size > r->tmp_cap) {
+				p = realloc(r->tmp, size);
+				if (!p)
+					break;
+				r->tmp = p;
+				r->tmp_cap = size;
+			}
+			first = r->size - off;
+			memcpy(r->tmp, r->data + off, first);
+			memcpy(r->tmp + first, r->data, size - first);
+			h = (struct perf_event_header *)r->tmp;
+		}
+		if (fn(ctx, cpu, h) < 0) {
+			__atomic_store_n(&meta->data_tail, tail + size, __ATOMIC_RELEASE);
+			return -1;
+		}
+		tail += size;
+		n++;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+long gil_rings_drain(struct gil_rings *rs, gil_ring_fn fn, void *ctx)
+{
+	long total = 0, n;
+	int cpu;
+
+	for (cpu = 0; cpu < rs->nr_cpus; cpu++) {
+		if (!rs->r[cpu].base)
+			continue;
+		n = drain_one(&rs->r[cpu], cpu, fn, ctx);
+		if (n < 0)
+			return -1;
+		total += n;
+	}
+	return total;
+}
+
+void gil_rings_free(struct gil_rings *rs)
+{
+	int cpu;
+
+	if (!rs)
+		return;
+	for (cpu = 0; cpu < rs->nr_cpus; cpu++) {
+		if (rs->r[cpu].base)
+			munmap(rs->r[cpu].base, (rs->pages + 1) * rs->page_size);
+		if (rs->r[cpu].fd >= 0)
+			close(rs->r[cpu].fd);
+		free(rs->r[cpu].tmp);
+	}
+	free(rs->r);
+	free(rs);
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * perf rings: per-task tracepoint events opened on every CPU (as `perf record -p` does, so
+ * bystanders that map the same library pay nothing), one mmap'd ring per CPU shared through
+ * PERF_EVENT_IOC_SET_OUTPUT, drained by the recorder's loop. Lost records are counted.
+ */
+#ifndef GIL_RING_H
+#define GIL_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/perf_event.h>
+
+struct gil_rings;
+
+/* Called for each record, in ring order; @rec points at the header (contiguous copy). */
+typedef int (*gil_ring_fn)(void *ctx, int cpu, const struct perf_event_header *rec);
+
+/** gil_rings_alloc - rings of @pages data pages (power of two) per CPU; nothing opened yet. */
+struct gil_rings *gil_rings_alloc(size_t pages);
+
+/**
+ * gil_rings_open - open tracepoint @id for task @tid on every CPU (disabled, inherited by
+ * threads created later, timestamps on the recording clock). @task also asks for fork, exit and
+ * comm records (once per task is enough). Writes nr_cpus fds into @fds (caller closes them).
+ * Returns the number of fds, or -1 with a reason in @err.
+ */
+int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds, char *err,
+		   size_t errlen);
+
+int gil_rings_nr_cpus(const struct gil_rings *rs);
+
+/** gil_rings_drain - hand every record waiting in the rings to @fn. Returns records, or -1. */
+long gil_rings_drain(struct gil_rings *rs, gil_ring_fn fn, void *ctx);
+
+/** gil_rings_free - unmap the rings and close their fds. */
+void gil_rings_free(struct gil_rings *rs);
+
+/* Layout of the records we ask for (sample_type TID|TIME|RAW, sample_id_all). */
+struct gil_sample_head {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t raw_size;
+	/* raw data follows */
+} __attribute__((packed));
+
+struct gil_sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+};
+
+#endif /* GIL_RING_H */

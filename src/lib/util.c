@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+size_t gil_fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+	return n;
+}
+
+size_t gil_fmt_s64(char *buf, int64_t v)
+{
+	if (v >= 0)
+		return gil_fmt_u64(buf, (uint64_t)v);
+	buf[0] = '-';
+	/* -(v + 1) + 1 avoids overflow at INT64_MIN */
+	return 1 + gil_fmt_u64(buf + 1, (uint64_t)(-(v + 1)) + 1);
+}
+
+int gil_err(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (buf && len) {
+		va_start(ap, fmt);
+		vsnprintf(buf, len, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+char *gil_read_file(const char *path, size_t max, size_t *lenp)
+{
+	char *buf;
+	size_t len = 0;
+	ssize_t n;
+	int fd, saved;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(max + 1);
+	if (!buf)
+		goto fail;
+	while (len < max) {
+		n = read(fd, buf + len, max - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	close(fd);
+	if (lenp)
+		*lenp = len;
+	return buf;
+fail:
+	saved = errno;
+	free(buf);
+	close(fd);
+	errno = saved;
+	return NULL;
+}

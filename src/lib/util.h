@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Small helpers shared by the recorder and the converter. */
+#ifndef GIL_UTIL_H
+#define GIL_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GIL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Format @v in decimal at @buf (>= 21 bytes); returns the length. No locale, no printf. */
+size_t gil_fmt_u64(char *buf, uint64_t v);
+size_t gil_fmt_s64(char *buf, int64_t v);
+
+/* snprintf into an error buffer; always terminated; returns -1 for `return gil_err(...)`. */
+int gil_err(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Read a whole small file (e.g. /proc/PID/comm) into a malloc'd, NUL-terminated buffer. */
+char *gil_read_file(const char *path, size_t max, size_t *len);
+
+#endif /* GIL_UTIL_H */

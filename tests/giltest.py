@@ -1,0 +1,228 @@
+"""Helpers for giltrace's integration tests: real interpreters, real probes, real files.
+
+Automake's protocol: exit 0 pass, 77 skip, 99 hard error, anything else fail. Under CI=true a
+missing capability (root, tracefs, uprobes) is a failure, not a skip.
+"""
+import glob
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP_SRCDIR = os.environ.get("top_srcdir", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOP_BUILDDIR = os.environ.get("top_builddir", TOP_SRCDIR)
+GIL_RECORD = os.path.join(TOP_BUILDDIR, "gil-record")
+GIL_CONVERT = os.path.join(TOP_BUILDDIR, "gil-convert")
+WORKLOADS = os.path.join(TOP_SRCDIR, "tests", "workloads")
+TRACING = "/sys/kernel/tracing"
+KIND = {0: "take_gil", 1: "hold_gil", 2: "drop_gil"}
+F_BEGIN_UNKNOWN, F_TRUNCATED, F_LOST, F_RESYNC = 1, 2, 4, 8
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def skip(why):
+    if os.environ.get("CI") == "true":
+        log("FAIL (CI=true, so no skipping): " + why)
+        sys.exit(1)
+    log("SKIP: " + why)
+    sys.exit(77)
+
+
+def fail(why):
+    log("FAIL: " + why)
+    sys.exit(1)
+
+
+def check(cond, why):
+    if not cond:
+        fail(why)
+
+
+def require_kernel():
+    """Root, tracefs and uprobe events, or skip (fail under CI)."""
+    if os.geteuid() != 0:
+        skip("needs root")
+    if not os.path.exists(os.path.join(TRACING, "uprobe_events")):
+        subprocess.call(["mount", "-t", "tracefs", "nodev", TRACING],
+                        stderr=subprocess.DEVNULL)
+    if not os.path.exists(os.path.join(TRACING, "uprobe_events")):
+        skip("tracefs with uprobe_events not available at " + TRACING)
+    if not os.access(GIL_RECORD, os.X_OK):
+        fail("gil-record not built at " + GIL_RECORD)
+
+
+def pyenv_root():
+    return os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+
+
+def version_of(python):
+    out = subprocess.check_output([python, "-c",
+                                   "import sys; print('%d.%d.%d' % sys.version_info[:3])"])
+    return out.decode().strip()
+
+
+def pythons(min_version=(3, 6), include_system=True):
+    """Every CPython on the machine: pyenv builds and the distribution's, as (label, path)."""
+    found = []
+    for d in sorted(glob.glob(os.path.join(pyenv_root(), "versions", "*"))):
+        name = os.path.basename(d)
+        m = re.match(r"^(\d+)\.(\d+)\.(\d+)$", name)
+        if not m:
+            continue
+        ver = tuple(int(x) for x in m.groups())
+        exe = os.path.join(d, "bin", "python%d.%d" % ver[:2])
+        if ver[:2] >= min_version and os.access(exe, os.X_OK):
+            found.append(("pyenv-" + name, exe, ver))
+    if include_system:
+        for exe in sorted(glob.glob("/usr/bin/python3.[0-9]*")):
+            if not re.match(r".*/python3\.\d+$", exe):
+                continue
+            ver = tuple(int(x) for x in version_of(exe).split("."))
+            if ver[:2] >= min_version:
+                found.append(("system-" + ".".join(map(str, ver)), exe, ver))
+    found.sort(key=lambda x: (x[2], x[0]))
+    return found
+
+
+def has_debug_symbols(exe):
+    """Debian: the binary is stripped; python3.X-dbg installs /usr/lib/debug/.build-id/..."""
+    out = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    if not m:
+        return False
+    bid = m.group(1)
+    if os.path.exists("/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])):
+        return True
+    syms = subprocess.run(["readelf", "-sW", exe], capture_output=True, text=True).stdout
+    return " take_gil" in syms
+
+
+class Workload:
+    """A Python program that prints 'ready <pid>', waits for a line, works, prints 'done'."""
+
+    def __init__(self, python, script, *args, env=None):
+        self.p = subprocess.Popen([python, "-u", os.path.join(WORKLOADS, script)] + [str(a) for a in args],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  env=env)
+        line = self.readline(60)
+        check(line.startswith("ready "), "workload %s did not start: %r" % (script, line))
+        self.pid = int(line.split()[1])
+
+    def readline(self, timeout):
+        r, _, _ = select.select([self.p.stdout], [], [], timeout)
+        if not r:
+            self.kill()
+            fail("workload silent for %ss" % timeout)
+        return self.p.stdout.readline()
+
+    def go(self, line="go"):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+
+    def wait_done(self, timeout=120):
+        line = self.readline(timeout)
+        check(line.startswith("done"), "workload did not finish: %r" % line)
+        return line.split()[1:]
+
+    def finish(self, timeout=60):
+        try:
+            self.p.stdin.close()
+        except BrokenPipeError:
+            pass
+        return self.p.wait(timeout)
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+class Recorder:
+    """gil-record in the background; waits until its probes are live."""
+
+    def __init__(self, *args, outdir=None):
+        self.outdir = outdir or tempfile.mkdtemp(prefix="gilrec-")
+        self.args = [GIL_RECORD, "--output-dir", self.outdir] + [str(a) for a in args]
+        self.p = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        self.err = ""
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            r, _, _ = select.select([self.p.stderr], [], [], 1)
+            if r:
+                line = self.p.stderr.readline()
+                if not line:
+                    break
+                self.err += line
+                if "recording" in line:
+                    return
+            if self.p.poll() is not None:
+                break
+        self.err += self.p.stderr.read() or ""
+        fail("gil-record did not start (rc %s): %s" % (self.p.poll(), self.err))
+
+    def signal(self, sig=signal.SIGINT):
+        self.p.send_signal(sig)
+
+    def wait(self, timeout=120):
+        out, err = self.p.communicate(timeout=timeout)
+        self.err += err
+        return self.p.returncode
+
+    def files(self):
+        return sorted(glob.glob(os.path.join(self.outdir, "GIL_*_rank_*.json")))
+
+
+def read_recording(path):
+    """An independent reader of doc/format.md: returns (header, records, footer)."""
+    with open(path) as f:
+        first = f.readline()
+        check(first == '{"format":"giltrace","version":1,"records":[\n',
+              "bad first line in %s: %r" % (path, first))
+        header, footer, records = None, None, []
+        for line in f:
+            line = line.rstrip("\n")
+            if line == "]}":
+                break
+            rec = json.loads(line[:-1] if line.endswith(",") else line)
+            if isinstance(rec, dict) and "header" in rec:
+                header = rec["header"]
+            elif isinstance(rec, dict) and "footer" in rec:
+                footer = rec["footer"]
+            else:
+                records.append(rec)
+    # A complete file is also plain JSON.
+    if footer is not None:
+        with open(path) as f:
+            json.load(f)
+    return header, records, footer
+
+
+def intervals(records, tid=None, kind=None):
+    out = []
+    for r in records:
+        if isinstance(r, list) and (tid is None or r[0] == tid) and (kind is None or r[1] == kind):
+            out.append(r)
+    return out
+
+
+def probes_of_ours():
+    """Lines in uprobe_events that belong to a giltrace group (gil_<pid>)."""
+    try:
+        with open(os.path.join(TRACING, "uprobe_events")) as f:
+            return [l for l in f.read().splitlines() if re.match(r"^[pr]:gil_\d+/", l)]
+    except OSError:
+        return []
+
+
+def check_no_probes(pid=None):
+    left = [l for l in probes_of_ours() if pid is None or l.split("/")[0][2:] == "gil_%d" % pid]
+    check(not left, "probe groups left behind: %s" % left)

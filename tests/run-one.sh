@@ -1,0 +1,29 @@
+#!/bin/sh
+# Runs one test under a timeout, then checks that it left no probe group of a dead recorder in
+# tracefs. Tests that touch the kernel serialize on a lock so `make -j check` stays correct.
+# Usage: run-one.sh [INTERPRETER] TEST
+set -u
+: "${GIL_TEST_TIMEOUT:=900}"
+lock=${TMPDIR:-/tmp}/giltrace-tests.lock
+tracing=/sys/kernel/tracing
+
+if command -v flock >/dev/null 2>&1; then
+	exec 9>"$lock"
+	flock 9
+fi
+timeout --kill-after=10 "$GIL_TEST_TIMEOUT" "$@"
+rc=$?
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo "FAIL: timed out after ${GIL_TEST_TIMEOUT}s" >&2
+	rc=1
+fi
+# A group gil_<pid> whose recorder is gone is a leak: some exit path did not clean up.
+if [ -r "$tracing/uprobe_events" ]; then
+	leaked=$(sed -n 's/^[pr]:gil_\([0-9][0-9]*\)\/.*/\1/p' "$tracing/uprobe_events" | sort -u |
+		while read -r owner; do [ -d "/proc/$owner" ] || echo "gil_$owner"; done)
+	if [ -n "$leaked" ]; then
+		echo "FAIL: probe groups left in $tracing/uprobe_events: $leaked" >&2
+		[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] && rc=1
+	fi
+fi
+exit "$rc"

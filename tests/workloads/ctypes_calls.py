@@ -1,0 +1,22 @@
+"""N ctypes calls in the main thread: each releases and retakes the GIL exactly once.
+
+Protocol: prints 'ready <pid>', waits for a line, makes the calls, prints 'done <tid> <n>',
+waits for stdin to close, exits. Runs on Python 3.6 and later.
+"""
+import ctypes
+import os
+import sys
+
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_gettid = 186  # x86_64
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+tid = libc.syscall(SYS_gettid)
+getppid = libc.getppid  # resolved now: attribute lookup is not a call
+sys.stdout.write("ready %d\n" % os.getpid())
+sys.stdout.flush()
+sys.stdin.readline()
+for _ in range(n):
+    getppid()
+sys.stdout.write("done %d %d\n" % (tid, n))
+sys.stdout.flush()
+sys.stdin.read()
