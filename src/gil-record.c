@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +51,14 @@ static void usage(FILE *f)
 		"  gil-convert --input GIL_<pid>_rank_<rank>.json --output trace.json\n");
 }
 
-static int bad_usage(const char *fmt, const char *arg)
+__attribute__((format(printf, 1, 2))) static int bad_usage(const char *fmt, ...)
 {
+	va_list ap;
+
 	fprintf(stderr, PROG ": ");
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
 	return 2;
 }
@@ -173,7 +178,7 @@ int main(int argc, char **argv)
 	struct gil_recorder *rec;
 	struct sigaction sa;
 	pid_t *pids = NULL;
-	size_t nr_pids = 0, i;
+	size_t nr_pids = 0;
 	bool cleanup = false, tty;
 	int c, ret = 1, r, verbosity = GIL_NORMAL;
 	double start, last_status = 0, last_t;
@@ -182,7 +187,7 @@ int main(int argc, char **argv)
 	long pages;
 
 	gil_options_init(&opts);
-	while ((c = getopt_long(argc, argv, "+p:d:o:m:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:d:o:m:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			free(pids);
@@ -236,9 +241,10 @@ int main(int argc, char **argv)
 #endif
 			printf("\n");
 			return 0;
+		case ':':
+			return bad_usage("option '%s' needs a value", argv[optind - 1]);
 		default:
-			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
-			return 2;
+			return bad_usage("unrecognized option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
@@ -317,8 +323,6 @@ int main(int argc, char **argv)
 	}
 	summary(rec, verbosity);
 out:
-	for (i = 0; i < 1; i++)
-		;
 	gil_recorder_free(rec);
 	free(pids);
 	return ret;

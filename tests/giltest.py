@@ -226,3 +226,12 @@ def probes_of_ours():
 def check_no_probes(pid=None):
     left = [l for l in probes_of_ours() if pid is None or l.split("/")[0][2:] == "gil_%d" % pid]
     check(not left, "probe groups left behind: %s" % left)
+
+
+def uprobe_write(line):
+    """Append one command to uprobe_events (never opened for truncation: that clears them all)."""
+    fd = os.open(os.path.join(TRACING, "uprobe_events"), os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)

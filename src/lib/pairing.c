@@ -204,6 +204,12 @@ int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64
 		if (!t)
 			return -ENOMEM;
 		fresh = 1;
+	} else if (t->st.exited) {
+		/* The tid was reused by a new thread: it starts idle, and gets its name again. */
+		t->st.exited = false;
+		t->state = S_IDLE;
+		t->flags = 0;
+		fresh = 1;
 	}
 	if (ts < p->start)
 		ts = p->start;

@@ -47,6 +47,7 @@ int gil_probes_add(struct gil_probes *p, const char *file, uint64_t offset, enum
 	memset(pr, 0, sizeof(*pr));
 	snprintf(pr->name, sizeof(pr->name), "%s_%zu%s", fn == GIL_FN_TAKE ? "take" : "drop", p->nr,
 		 ret ? "_ret" : "");
+	/* probe names are per group; the role (entry, exit) is kept by the caller */
 	pr->file = strdup(file);
 	pr->offset = offset;
 	pr->fn = fn;

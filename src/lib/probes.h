@@ -18,6 +18,7 @@ struct gil_probe {
 	uint64_t offset;
 	enum gil_func fn;
 	bool ret; /* uretprobe */
+	bool role_exit; /* a plain uprobe standing for the return (end of an inlined copy) */
 	int id; /* trace event id, valid after create */
 	struct tracefs_dynevent *dev;
 	bool created;

@@ -350,6 +350,8 @@ static int create_probes(struct gil_recorder *rec, struct object *o)
 					     sizeof(rec->err));
 			if (idx < 0)
 				return -1;
+			/* An exit site is a plain uprobe that stands for the function's return. */
+			rec->probes->v[idx].role_exit = s->role == GIL_SITE_EXIT;
 			o->nr_probes++;
 		}
 	}
@@ -377,7 +379,7 @@ static int refresh_decoder(struct gil_recorder *rec)
 	}
 	for (i = 0; i < p->nr; i++) {
 		ids[i] = p->v[i].id;
-		rec->ev_of_probe[i] = (uint8_t)ev_of(p->v[i].fn, p->v[i].ret);
+		rec->ev_of_probe[i] = (uint8_t)ev_of(p->v[i].fn, p->v[i].ret || p->v[i].role_exit);
 	}
 	gil_decoder_free(rec->dec);
 	rec->dec = gil_decoder_alloc(p->tep, ids, (int)p->nr);
@@ -697,7 +699,11 @@ static int write_header(struct gil_recorder *rec, struct target *t)
 		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)s->offset);
 		json_object_object_add(pr, "offset", json_object_new_string(hex));
 		json_object_object_add(pr, "method", json_object_new_string(s->method));
+		json_object_object_add(pr, "role", json_object_new_string(
+							   s->role == GIL_SITE_EXIT ? "exit" : "entry"));
 		json_object_object_add(pr, "return_probe", json_object_new_boolean(s->retprobe));
+		if (s->approximate)
+			json_object_object_add(pr, "approximate", json_object_new_boolean(true));
 		json_object_array_add(probes, pr);
 	}
 	json_object_object_add(h, "probes", probes);

@@ -15,15 +15,28 @@ enum gil_func {
 	GIL_FN_NR,
 };
 
-/* One probe site: a function entry inside the object's executable segment. */
+/*
+ * What a hit at a site means. ENTRY: the function starts (a real entry, or the first
+ * instruction of an inlined copy). EXIT: the function is done (the first instruction after an
+ * inlined copy); a plain uprobe that stands in for the return of a copy that has none.
+ */
+enum gil_site_role {
+	GIL_SITE_ENTRY = 0,
+	GIL_SITE_EXIT = 1,
+};
+
+/* One probe site: an instruction boundary inside the object's executable segment. */
 struct gil_site {
 	enum gil_func fn;
+	enum gil_site_role role;
 	char *symbol; /* as found: "take_gil", "take_gil.constprop.0", ... */
 	uint64_t addr; /* st_value (virtual address in the object) */
 	uint64_t offset; /* file offset for the uprobe: addr - p_vaddr + p_offset */
 	uint64_t size; /* st_size */
-	const char *method; /* "symtab", "dynsym", "debuglink", "build-id", "minidebuginfo" */
+	const char *method; /* "symtab", "dynsym", "debuglink", "build-id", "minidebuginfo",
+			       "dwarf-inline", "exported-fallback" */
 	bool retprobe; /* a uretprobe can go here (a real function entry) */
+	bool approximate; /* not the GIL function itself (e.g. PyEval_SaveThread fallback) */
 };
 
 struct gil_symbols {

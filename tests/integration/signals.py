@@ -1,0 +1,76 @@
+"""Every way a recording ends leaves no probe behind and a complete file: --duration, SIGINT,
+SIGTERM, SIGHUP. SIGKILL leaves the group, which the next run (and --cleanup) removes, and only
+groups whose recorder is gone."""
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from giltest import *  # noqa: E402,F401,F403
+
+require_kernel()
+label, exe, ver = pythons(include_system=False)[-1]
+w = Workload(exe, "busy_calls.py")
+w.go()
+try:
+    rec = Recorder("--pid", w.pid, "--duration", "1")
+    check(rec.wait() == 0, "--duration run failed: %s" % rec.err)
+    h, records, footer = read_recording(rec.files()[0])
+    check(footer and footer["reason"] == "duration", "duration footer: %s" % footer)
+    check(len(intervals(records)) > 100, "too few intervals in 1 s of busy calls")
+    span = (footer["end_ns"] - h["start_ns"]) / 1e9
+    check(0.9 < span < 3, "a 1 s recording spans %.3f s" % span)
+    check_no_probes()
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        rec = Recorder("--pid", w.pid)
+        time.sleep(0.5)
+        rec.signal(sig)
+        check(rec.wait() == 0, "%s: exit %s: %s" % (sig.name, rec.p.returncode, rec.err))
+        h, records, footer = read_recording(rec.files()[0])
+        check(footer and footer["reason"] == "signal", "%s footer: %s" % (sig.name, footer))
+        check(intervals(records), "%s: no intervals" % sig.name)
+        check_no_probes()
+
+    # SIGKILL: the group stays; the file is readable up to its last complete line.
+    rec = Recorder("--pid", w.pid)
+    time.sleep(1.0)
+    group = "gil_%d" % rec.p.pid
+    rec.signal(signal.SIGKILL)
+    rec.wait()
+    left = [l for l in probes_of_ours() if l[2:].startswith(group + "/")]
+    check(left, "SIGKILL left no group?! the test cannot see the leak it is meant to clean")
+    path = rec.files()[0]
+    with open(path) as f:
+        lines = f.read().split("\n")
+    complete = [l for l in lines[1:] if l.endswith(",")]
+    check(len(complete) > 10, "killed recording kept only %d complete lines" % len(complete))
+    # A fake group of a live process (ours) must survive the cleanup: never remove what is not stale.
+    mine = "gil_%d" % os.getpid()
+    libpython = [l.split()[-1] for l in open("/proc/%d/maps" % w.pid) if "libpython" in l][0]
+    off = h["probes"][0]["offset"]
+    uprobe_write("p:%s/canary %s:%s" % (mine, libpython, off))
+    try:
+        out = subprocess.run([GIL_RECORD, "--cleanup"], capture_output=True, text=True)
+        check(out.returncode == 0, "--cleanup failed: %s" % out.stderr)
+        check("removed 1 stale probe group" in out.stderr, "--cleanup said: %r" % out.stderr)
+        now = probes_of_ours()
+        check(not [l for l in now if group in l], "--cleanup left the stale group: %s" % now)
+        check([l for l in now if mine in l], "--cleanup removed a live recorder's group")
+    finally:
+        uprobe_write("-:%s/canary" % mine)
+
+    # And a new recording cleans a stale group by itself.
+    rec = Recorder("--pid", w.pid)
+    group = "gil_%d" % rec.p.pid
+    rec.signal(signal.SIGKILL)
+    rec.wait()
+    check([l for l in probes_of_ours() if group in l], "no stale group to test with")
+    rec = Recorder("--pid", w.pid, "--duration", "0.5")
+    check(rec.wait() == 0, "run after a kill failed: %s" % rec.err)
+    check(not [l for l in probes_of_ours() if group in l], "a new run did not remove the stale group")
+finally:
+    w.finish()
+check_no_probes()
+log("PASS")

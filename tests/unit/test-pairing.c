@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The pairing state machine on synthetic event sequences, every edge case of issue 2. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "pairing.h"
+
+#define MAXIV 64
+#define T0 1000 /* recording start */
+
+static struct gil_interval got[MAXIV];
+static int nr_got;
+
+static int collect(void *ctx, const struct gil_interval *iv)
+{
+	(void)ctx;
+	assert_true(nr_got < MAXIV);
+	got[nr_got++] = *iv;
+	return 0;
+}
+
+static struct gil_pairing *fresh(void)
+{
+	nr_got = 0;
+	memset(got, 0, sizeof(got));
+	return gil_pairing_alloc(T0, collect, NULL);
+}
+
+static void expect(int i, int32_t tid, int kind, uint64_t start, uint64_t dur, uint32_t flags)
+{
+	assert_true(i < nr_got);
+	assert_int_equal(got[i].tid, tid);
+	assert_int_equal(got[i].kind, kind);
+	assert_int_equal(got[i].start, start);
+	assert_int_equal(got[i].dur, dur);
+	assert_int_equal(got[i].flags, flags);
+}
+
+static void ev(struct gil_pairing *p, int32_t tid, enum gil_ev e, uint64_t ts)
+{
+	assert_true(gil_pairing_event(p, tid, e, ts) >= 0);
+}
+
+static void test_normal_cycle(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	assert_int_equal(gil_pairing_event(p, 7, GIL_EV_TAKE_ENTRY, 2000), 1); /* new thread */
+	assert_int_equal(gil_pairing_event(p, 7, GIL_EV_TAKE_RETURN, 2100), 0);
+	ev(p, 7, GIL_EV_DROP_ENTRY, 2600);
+	ev(p, 7, GIL_EV_DROP_RETURN, 2610);
+	assert_int_equal(nr_got, 3);
+	expect(0, 7, GIL_KIND_TAKE, 2000, 100, 0);
+	expect(1, 7, GIL_KIND_HOLD, 2100, 500, 0);
+	expect(2, 7, GIL_KIND_DROP, 2600, 10, 0);
+	assert_int_equal(gil_pairing_finish(p, 9000), 0);
+	assert_int_equal(nr_got, 3); /* idle at the end: nothing open */
+	gil_pairing_free(p);
+}
+
+static void test_attach_mid_hold(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	ev(p, 1, GIL_EV_DROP_ENTRY, 1500); /* was holding when we attached */
+	ev(p, 1, GIL_EV_DROP_RETURN, 1520);
+	expect(0, 1, GIL_KIND_HOLD, T0, 500, GIL_F_BEGIN_UNKNOWN);
+	expect(1, 1, GIL_KIND_DROP, 1500, 20, 0);
+	gil_pairing_free(p);
+}
+
+static void test_attach_mid_take_and_mid_drop(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	ev(p, 1, GIL_EV_TAKE_RETURN, 1300); /* was waiting */
+	ev(p, 2, GIL_EV_DROP_RETURN, 1400); /* was releasing */
+	expect(0, 1, GIL_KIND_TAKE, T0, 300, GIL_F_BEGIN_UNKNOWN);
+	expect(1, 2, GIL_KIND_DROP, T0, 400, GIL_F_BEGIN_UNKNOWN);
+	ev(p, 1, GIL_EV_DROP_ENTRY, 1500);
+	expect(2, 1, GIL_KIND_HOLD, 1300, 200, 0);
+	gil_pairing_free(p);
+}
+
+static void test_take_without_return_thread_exit(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	/* Finalization: a daemon thread enters take_gil and exits inside it. */
+	ev(p, 3, GIL_EV_TAKE_ENTRY, 5000);
+	assert_int_equal(gil_pairing_exit(p, 3, 5600), 0);
+	expect(0, 3, GIL_KIND_TAKE, 5000, 600, GIL_F_TRUNCATED);
+	assert_int_equal(gil_pairing_finish(p, 9000), 0);
+	assert_int_equal(nr_got, 1); /* exited threads are not closed twice */
+	assert_int_equal(gil_pairing_exit(p, 3, 5700), 0);
+	assert_int_equal(nr_got, 1);
+	gil_pairing_free(p);
+}
+
+static void test_open_at_end_is_truncated(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2000);
+	ev(p, 1, GIL_EV_TAKE_RETURN, 2100); /* holds until the end */
+	ev(p, 2, GIL_EV_TAKE_ENTRY, 2200); /* waits until the end */
+	ev(p, 3, GIL_EV_TAKE_ENTRY, 2300);
+	ev(p, 3, GIL_EV_TAKE_RETURN, 2310);
+	ev(p, 3, GIL_EV_DROP_ENTRY, 2400); /* releasing at the end */
+	assert_int_equal(gil_pairing_finish(p, 3000), 0);
+	expect(3, 1, GIL_KIND_HOLD, 2100, 900, GIL_F_TRUNCATED);
+	expect(4, 2, GIL_KIND_TAKE, 2200, 800, GIL_F_TRUNCATED);
+	expect(5, 3, GIL_KIND_DROP, 2400, 600, GIL_F_TRUNCATED);
+	gil_pairing_free(p);
+}
+
+static void test_entry_without_return_closed_at_next_event(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	/* The drop's return was never reported (more than 64 pending returns, or lost). */
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2000);
+	ev(p, 1, GIL_EV_TAKE_RETURN, 2010);
+	ev(p, 1, GIL_EV_DROP_ENTRY, 2100);
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2300);
+	expect(2, 1, GIL_KIND_DROP, 2100, 200, GIL_F_TRUNCATED | GIL_F_RESYNC);
+	ev(p, 1, GIL_EV_TAKE_RETURN, 2350);
+	expect(3, 1, GIL_KIND_TAKE, 2300, 50, 0);
+	gil_pairing_free(p);
+}
+
+static void test_missing_drop(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	/* Hold, then a take: the drop in between was not seen (an unprobed inlined copy). */
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2000);
+	ev(p, 1, GIL_EV_TAKE_RETURN, 2010);
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2500);
+	expect(1, 1, GIL_KIND_HOLD, 2010, 490, GIL_F_TRUNCATED | GIL_F_RESYNC);
+	gil_pairing_free(p);
+}
+
+static void test_stray_and_duplicate(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2000);
+	ev(p, 1, GIL_EV_TAKE_RETURN, 2010);
+	ev(p, 1, GIL_EV_DROP_ENTRY, 2020);
+	ev(p, 1, GIL_EV_DROP_RETURN, 2030);
+	ev(p, 1, GIL_EV_DROP_RETURN, 2040); /* stray: nothing open, nothing emitted */
+	assert_int_equal(nr_got, 3);
+	ev(p, 1, GIL_EV_TAKE_RETURN, 2050); /* return without entry: hold starts, flagged */
+	ev(p, 1, GIL_EV_TAKE_RETURN, 2060); /* a second one: the hold goes on */
+	ev(p, 1, GIL_EV_DROP_ENTRY, 2100);
+	expect(3, 1, GIL_KIND_HOLD, 2050, 50, GIL_F_RESYNC);
+	ev(p, 1, GIL_EV_DROP_ENTRY, 2200); /* a second drop entry: the first is cut */
+	expect(4, 1, GIL_KIND_DROP, 2100, 100, GIL_F_TRUNCATED | GIL_F_RESYNC);
+	ev(p, 1, GIL_EV_DROP_RETURN, 2210);
+	expect(5, 1, GIL_KIND_DROP, 2200, 10, GIL_F_RESYNC);
+	gil_pairing_free(p);
+}
+
+static void test_lost_flags_open_and_next(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2000);
+	ev(p, 1, GIL_EV_TAKE_RETURN, 2010); /* thread 1 holds */
+	ev(p, 2, GIL_EV_TAKE_ENTRY, 2020);
+	ev(p, 2, GIL_EV_TAKE_RETURN, 2030);
+	ev(p, 2, GIL_EV_DROP_ENTRY, 2040);
+	ev(p, 2, GIL_EV_DROP_RETURN, 2050); /* thread 2 idle */
+	gil_pairing_lost(p);
+	ev(p, 1, GIL_EV_DROP_ENTRY, 3000);
+	expect(4, 1, GIL_KIND_HOLD, 2010, 990, GIL_F_LOST);
+	ev(p, 2, GIL_EV_TAKE_ENTRY, 3100);
+	ev(p, 2, GIL_EV_TAKE_RETURN, 3200);
+	expect(5, 2, GIL_KIND_TAKE, 3100, 100, GIL_F_LOST);
+	ev(p, 2, GIL_EV_DROP_ENTRY, 3300);
+	expect(6, 2, GIL_KIND_HOLD, 3200, 100, 0); /* only the first interval after the loss */
+	gil_pairing_free(p);
+}
+
+static void test_time_going_backwards(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2000);
+	ev(p, 1, GIL_EV_TAKE_RETURN, 1990); /* cross-CPU skew */
+	expect(0, 1, GIL_KIND_TAKE, 2000, 0, GIL_F_RESYNC);
+	ev(p, 2, GIL_EV_TAKE_ENTRY, 500); /* before the recording began: clamped */
+	ev(p, 2, GIL_EV_TAKE_RETURN, 1500);
+	expect(1, 2, GIL_KIND_TAKE, T0, 500, 0);
+	gil_pairing_free(p);
+}
+
+static void test_stats_and_many_threads(void **state)
+{
+	struct gil_thread_stats st[2], other;
+	struct gil_pairing *p = fresh();
+	size_t n;
+	int32_t tid;
+
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2000);
+	ev(p, 1, GIL_EV_TAKE_RETURN, 2100);
+	ev(p, 1, GIL_EV_DROP_ENTRY, 2600);
+	ev(p, 1, GIL_EV_DROP_RETURN, 2610);
+	n = gil_pairing_threads(p, st, 2, &other);
+	assert_int_equal(n, 1);
+	assert_int_equal(st[0].ns[GIL_KIND_TAKE], 100);
+	assert_int_equal(st[0].ns[GIL_KIND_HOLD], 500);
+	assert_int_equal(st[0].ns[GIL_KIND_DROP], 10);
+	assert_int_equal(st[0].count[GIL_KIND_HOLD], 1);
+	gil_pairing_free(p);
+
+	/* Thousands of short-lived threads: memory stays bounded, totals are kept. */
+	p = gil_pairing_alloc(T0, NULL, NULL);
+	for (tid = 100; tid < 100 + 3 * GIL_PAIRING_MAX_THREADS; tid++) {
+		ev(p, tid, GIL_EV_TAKE_ENTRY, 2000);
+		ev(p, tid, GIL_EV_TAKE_RETURN, 2001);
+		assert_int_equal(gil_pairing_exit(p, tid, 2003), 0);
+	}
+	n = gil_pairing_threads(p, NULL, 0, &other);
+	assert_true(n <= GIL_PAIRING_MAX_THREADS);
+	assert_true(other.count[GIL_KIND_TAKE] + n == 3 * GIL_PAIRING_MAX_THREADS);
+	assert_int_equal(other.ns[GIL_KIND_HOLD], other.count[GIL_KIND_HOLD] * 2);
+	/* A tid reused after its thread exited is a new thread (its name is read again). */
+	assert_int_equal(gil_pairing_event(p, 100 + 3 * GIL_PAIRING_MAX_THREADS - 1,
+					   GIL_EV_TAKE_ENTRY, 3000), 1);
+	assert_int_equal(gil_pairing_event(p, 100 + 3 * GIL_PAIRING_MAX_THREADS - 1,
+					   GIL_EV_TAKE_RETURN, 3001), 0);
+	gil_pairing_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_normal_cycle),
+		cmocka_unit_test(test_attach_mid_hold),
+		cmocka_unit_test(test_attach_mid_take_and_mid_drop),
+		cmocka_unit_test(test_take_without_return_thread_exit),
+		cmocka_unit_test(test_open_at_end_is_truncated),
+		cmocka_unit_test(test_entry_without_return_closed_at_next_event),
+		cmocka_unit_test(test_missing_drop),
+		cmocka_unit_test(test_stray_and_duplicate),
+		cmocka_unit_test(test_lost_flags_open_and_next),
+		cmocka_unit_test(test_time_going_backwards),
+		cmocka_unit_test(test_stats_and_many_threads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
