@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The Chrome Trace Event backend: {"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}
+ * with only the phases MindStudio Insight reads (M X I C s f). ts is a string of microseconds
+ * with three decimals, printed from integer nanoseconds (msprof's own convention: epoch
+ * microseconds with nanosecond digits do not fit a double); dur a number, also exact.
+ * One event per line.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "convert.h"
+#include "giltrace.h"
+#include "merge.h"
+#include "outfile.h"
+#include "util.h"
+
+static const char *const slice_names[] = { "take_gil", "hold_gil", "drop_gil" };
+
+size_t conv_fmt_us(char *buf, int64_t ns)
+{
+	uint64_t u, frac;
+	size_t n = 0;
+
+	if (ns < 0) {
+		buf[n++] = '-';
+		u = (uint64_t)(-(ns + 1)) + 1;
+	} else {
+		u = (uint64_t)ns;
+	}
+	n += gil_fmt_u64(buf + n, u / 1000);
+	frac = u % 1000;
+	buf[n++] = '.';
+	buf[n++] = (char)('0' + frac / 100);
+	buf[n++] = (char)('0' + frac / 10 % 10);
+	buf[n++] = (char)('0' + frac % 10);
+	buf[n] = '\0';
+	return n;
+}
+
+struct line {
+	char *p;
+};
+
+static inline void lit(struct line *l, const char *s, size_t n)
+{
+	memcpy(l->p, s, n);
+	l->p += n;
+}
+#define LIT(l, s) lit(l, s, sizeof(s) - 1)
+
+static inline void num(struct line *l, int64_t v)
+{
+	l->p += gil_fmt_s64(l->p, v);
+}
+
+static inline void us_str(struct line *l, int64_t ns)
+{
+	*l->p++ = '"';
+	l->p += conv_fmt_us(l->p, ns);
+	*l->p++ = '"';
+}
+
+static inline void us_num(struct line *l, int64_t ns)
+{
+	l->p += conv_fmt_us(l->p, ns);
+}
+
+/* Length of the valid UTF-8 sequence at @s (1..4), or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2)
+		n = 2;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3;
+	else if ((s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/*
+ * A JSON string from at most @max bytes of @s: longer names and command lines end in "...",
+ * bytes that are not UTF-8 (a comm is only bytes) become '?', so every viewer can parse it.
+ */
+static void str(struct line *l, const char *s, size_t max)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)(s ? s : "");
+	size_t i = 0, n;
+
+	*l->p++ = '"';
+	while (u[i]) {
+		unsigned char c = u[i];
+
+		n = utf8_len(u + i);
+		if (i + (n ? n : 1) > max) {
+			LIT(l, "...");
+			break;
+		}
+		if (!n) {
+			*l->p++ = '?';
+			i++;
+			continue;
+		}
+		if (c == '"' || c == '\\') {
+			*l->p++ = '\\';
+			*l->p++ = (char)c;
+		} else if (c < 0x20) {
+			LIT(l, "\\u00");
+			*l->p++ = hex[c >> 4];
+			*l->p++ = hex[c & 15];
+		} else {
+			memcpy(l->p, u + i, n);
+			l->p += n;
+		}
+		i += n;
+	}
+	*l->p++ = '"';
+}
+
+/* Event lines are built in the output buffer itself; this much room always suffices. */
+#define EVENT_MAX 2048
+#define NAME_MAX_BYTES 256
+
+static inline int begin(struct conv_out *o, struct line *l)
+{
+	l->p = outfile_reserve(o->f, EVENT_MAX);
+	if (!l->p)
+		return -1;
+	if (o->events++ || (o->merge && merge_has_events(o->merge)))
+		LIT(l, ",\n");
+	return 0;
+}
+
+static inline void end(struct conv_out *o, struct line *l)
+{
+	o->f->len = (size_t)(l->p - o->f->buf);
+}
+
+static void pid_tid(struct line *l, int64_t pid, int64_t tid)
+{
+	LIT(l, ",\"pid\":");
+	num(l, pid);
+	LIT(l, ",\"tid\":");
+	num(l, tid);
+}
+
+static int meta(struct conv_out *o, const struct conv_proc *p, int64_t tid, const char *name,
+		const char *key, const char *sval, int64_t ival)
+{
+	struct line l;
+
+	if (begin(o, &l) < 0)
+		return -1;
+	LIT(&l, "{\"ph\":\"M\",\"name\":");
+	str(&l, name, NAME_MAX_BYTES);
+	pid_tid(&l, p->pid, tid);
+	LIT(&l, ",\"args\":{");
+	str(&l, key, NAME_MAX_BYTES);
+	*l.p++ = ':';
+	if (sval)
+		str(&l, sval, NAME_MAX_BYTES);
+	else
+		num(&l, ival);
+	LIT(&l, "}}");
+	end(o, &l);
+	return 0;
+}
+
+static int slice_args(struct line *l, uint32_t flags, uint32_t fixups)
+{
+	static const struct {
+		uint32_t bit;
+		const char *key;
+	} fl[] = {
+		{ GIL_F_BEGIN_UNKNOWN, "\"begin_unknown\":true" },
+		{ GIL_F_TRUNCATED, "\"truncated\":true" },
+		{ GIL_F_LOST, "\"lost_events\":true" },
+		{ GIL_F_RESYNC, "\"resync\":true" },
+	};
+	bool first = true;
+	size_t i;
+
+	LIT(l, ",\"args\":{");
+	for (i = 0; i < GIL_ARRAY_SIZE(fl); i++) {
+		if (!(flags & fl[i].bit))
+			continue;
+		if (!first)
+			*l->p++ = ',';
+		lit(l, fl[i].key, strlen(fl[i].key));
+		first = false;
+	}
+	if (flags & ~(uint32_t)(GIL_F_BEGIN_UNKNOWN | GIL_F_TRUNCATED | GIL_F_LOST | GIL_F_RESYNC)) {
+		if (!first)
+			*l->p++ = ',';
+		LIT(l, "\"flags\":");
+		num(l, flags);
+		first = false;
+	}
+	if (fixups & CONV_FIX_CLIPPED) {
+		if (!first)
+			*l->p++ = ',';
+		LIT(l, "\"clipped\":true");
+		first = false;
+	}
+	if (fixups & CONV_FIX_OVERLAP) {
+		if (!first)
+			*l->p++ = ',';
+		LIT(l, "\"overlap_fixed\":true");
+	}
+	*l->p++ = '}';
+	return 0;
+}
+
+static int chrome_header(struct conv_out *o)
+{
+	static const char head[] = "{\"traceEvents\":[\n";
+
+	if (o->merge)
+		return merge_write_head(o->merge, o->f);
+	return outfile_write(o->f, head, sizeof(head) - 1);
+}
+
+static int chrome_event(struct conv_out *o, const struct conv_event *ev)
+{
+	const struct conv_proc *p = ev->proc;
+	struct line l;
+
+	switch (ev->type) {
+	case CEV_PROCESS:
+		if (meta(o, p, 0, "process_name", "name", p->label, 0) < 0 ||
+		    meta(o, p, 0, "process_labels", "labels", "GIL", 0) < 0)
+			return -1;
+		return meta(o, p, 0, "process_sort_index", "sort_index", NULL, p->sort_index);
+	case CEV_THREAD:
+		if (ev->name && meta(o, p, ev->tid, "thread_name", "name", ev->name, 0) < 0)
+			return -1;
+		return meta(o, p, ev->tid, "thread_sort_index", "sort_index", NULL, ev->sort_index);
+	case CEV_SLICE:
+		if (begin(o, &l) < 0)
+			return -1;
+		LIT(&l, "{\"ph\":\"X\",\"cat\":\"gil\",\"name\":\"");
+		lit(&l, slice_names[ev->kind], 8);
+		*l.p++ = '"';
+		pid_tid(&l, p->pid, ev->tid);
+		LIT(&l, ",\"ts\":");
+		us_str(&l, ev->ts);
+		LIT(&l, ",\"dur\":");
+		us_num(&l, ev->dur);
+		if (ev->flags || ev->fixups)
+			slice_args(&l, ev->flags, ev->fixups);
+		*l.p++ = '}';
+		end(o, &l);
+		return 0;
+	case CEV_COUNTER:
+		if (begin(o, &l) < 0)
+			return -1;
+		LIT(&l, "{\"ph\":\"C\",\"cat\":\"gil\",\"name\":\"GIL waiters\"");
+		pid_tid(&l, p->pid, 0);
+		LIT(&l, ",\"ts\":");
+		us_str(&l, ev->ts);
+		LIT(&l, ",\"args\":{\"waiting\":");
+		num(&l, ev->value);
+		LIT(&l, "}}");
+		end(o, &l);
+		return 0;
+	case CEV_FLOW:
+		if (begin(o, &l) < 0)
+			return -1;
+		LIT(&l, "{\"ph\":\"s\",\"cat\":\"gil\",\"name\":\"gil_handoff\",\"id\":");
+		num(&l, (int64_t)ev->id);
+		pid_tid(&l, p->pid, ev->tid);
+		LIT(&l, ",\"ts\":");
+		us_str(&l, ev->ts);
+		LIT(&l, ",\"bp\":\"e\"},\n{\"ph\":\"f\",\"cat\":\"gil\",\"name\":\"gil_handoff\",\"id\":");
+		num(&l, (int64_t)ev->id);
+		pid_tid(&l, p->pid, ev->to_tid);
+		LIT(&l, ",\"ts\":");
+		us_str(&l, ev->to_ts);
+		LIT(&l, ",\"bp\":\"e\"}");
+		end(o, &l);
+		return 0;
+	case CEV_LOST:
+		if (begin(o, &l) < 0)
+			return -1;
+		LIT(&l, "{\"ph\":\"I\",\"cat\":\"gil\",\"name\":\"lost events\",\"s\":\"p\"");
+		pid_tid(&l, p->pid, 0);
+		LIT(&l, ",\"ts\":");
+		us_str(&l, ev->ts);
+		LIT(&l, ",\"args\":{\"cpu\":");
+		num(&l, ev->cpu);
+		LIT(&l, ",\"count\":");
+		num(&l, (int64_t)ev->count);
+		LIT(&l, "}}");
+		end(o, &l);
+		return 0;
+	}
+	return 0;
+}
+
+static int chrome_footer(struct conv_out *o, struct json_object *other)
+{
+	static const char tail[] = "\n],\"displayTimeUnit\":\"ns\",\"otherData\":";
+	const char *s;
+
+	if (o->merge)
+		return merge_write_tail(o->merge, o->f, other);
+	s = json_object_to_json_string_ext(other, JSON_C_TO_STRING_PLAIN |
+					   JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!s || outfile_write(o->f, tail, sizeof(tail) - 1) < 0 ||
+	    outfile_write(o->f, s, strlen(s)) < 0)
+		return -1;
+	return outfile_write(o->f, "}\n", 2);
+}
+
+const struct conv_backend_ops conv_chrome_ops = {
+	.name = "chrome",
+	.header = chrome_header,
+	.event = chrome_event,
+	.footer = chrome_footer,
+};

@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The conversion driver: inputs in rank order, each streamed record by record through the clock
+ * mapping into its process's timeline, events out through the backend, one otherData at the end.
+ * Nothing here holds more than one record, one process's reorder window and per-input summaries.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clockmap.h"
+#include "convert.h"
+#include "giltrace.h"
+#include "inputs.h"
+#include "merge.h"
+#include "outfile.h"
+#include "profdata.h"
+#include "systrace.h"
+#include "timeline.h"
+#include "util.h"
+
+static const char *const clock_names[] = { "realtime", "monotonic", "monotonic_raw" };
+
+void conv_warn(const struct conv_options *opt, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!opt->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	opt->warn(opt->warn_ctx, msg);
+}
+
+/* The state of one conversion. */
+struct conv {
+	const struct conv_options *opt;
+	const struct conv_backend_ops *ops;
+	struct conv_out out;
+	struct timeline *tl;
+	struct merge_trace *merge;
+	struct profdata pd;
+	bool have_pd;
+	struct conv_inputs in;
+	/* the input being converted */
+	struct conv_input *ci;
+	struct clockmap cm;
+	uint64_t intervals, clipped_out, lost_events, lost_records, exits, unknown;
+	bool have_range;
+	int64_t lo, hi; /* output axis range of everything written */
+	char err[512];
+};
+
+static int emit(void *ctx, const struct conv_event *ev)
+{
+	struct conv *c = ctx;
+
+	if (ev->type == CEV_SLICE) {
+		if (!c->have_range || ev->ts < c->lo)
+			c->lo = ev->ts;
+		if (!c->have_range || ev->ts + ev->dur > c->hi)
+			c->hi = ev->ts + ev->dur;
+		c->have_range = true;
+	}
+	return c->ops->event(&c->out, ev);
+}
+
+/* One interval, on the recording clock (giltrace) or in epoch ns (sysTrace). */
+static int interval(struct conv *c, const struct gil_interval *iv)
+{
+	int64_t ts, dur;
+	uint32_t fix = 0;
+	int r;
+
+	c->intervals++;
+	ts = clockmap_map(&c->cm, iv->start);
+	dur = clockmap_map(&c->cm, iv->start + iv->dur) - ts;
+	r = clockmap_clip(&c->cm, &ts, &dur);
+	if (r == 0) {
+		c->clipped_out++;
+		return 0;
+	}
+	if (r == 2)
+		fix |= CONV_FIX_CLIPPED;
+	return timeline_slice(c->tl, iv->tid, iv->kind, iv->flags, fix, ts, dur);
+}
+
+static int systrace_interval(void *ctx, const struct gil_interval *iv)
+{
+	return interval(ctx, iv);
+}
+
+static int lost(struct conv *c, const struct gil_record *rec)
+{
+	struct conv_event ev = { .type = CEV_LOST, .proc = &c->ci->proc };
+	int64_t dur = 0;
+
+	c->lost_records++;
+	c->lost_events += rec->count;
+	ev.ts = clockmap_map(&c->cm, rec->ts);
+	if (!clockmap_clip(&c->cm, &ev.ts, &dur))
+		return 0;
+	ev.cpu = rec->cpu;
+	ev.count = rec->count;
+	return c->ops->event(&c->out, &ev);
+}
+
+static int setup_clock(struct conv *c)
+{
+	struct conv_input *ci = c->ci;
+	char err[256];
+
+	memset(&c->cm, 0, sizeof(c->cm));
+	if (c->merge)
+		c->cm.base = merge_base_ns(c->merge);
+	if (c->have_pd) {
+		c->cm.clip = true;
+		c->cm.lo = c->pd.lo_ns;
+		c->cm.hi = c->pd.hi_ns;
+	}
+	if (ci->fmt == GIL_INPUT_SYSTRACE) {
+		c->cm.identity = true;
+		return 0;
+	}
+	if (!ci->header && (c->opt->clock != CONV_CLOCK_MONOTONIC_RAW || c->have_pd)) {
+		if (c->have_pd) {
+			c->cm.off0 = c->cm.off1 = c->pd.offset_ns;
+			return 0;
+		}
+		/* a recording cut before its header holds nothing to place anyway */
+		return 0;
+	}
+	if (clockmap_setup(&c->cm, c->opt->clock, ci->header, ci->footer, c->have_pd,
+			   c->pd.offset_ns, err, sizeof(err)) < 0)
+		return gil_err(c->err, sizeof(c->err), "%s: %s", ci->path, err);
+	return 0;
+}
+
+static struct json_object *jstr(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+/* What otherData says about one recording. */
+static struct json_object *report(struct conv *c, struct gil_reader *r,
+				  const struct timeline_stats *ts, const struct systrace_stats *ss)
+{
+	struct conv_input *ci = c->ci;
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "path", json_object_new_string(ci->path));
+	json_object_object_add(o, "format", json_object_new_string(
+		ci->fmt == GIL_INPUT_SYSTRACE ? "systrace" : "giltrace"));
+	json_object_object_add(o, "pid", json_object_new_int64(ci->proc.os_pid));
+	json_object_object_add(o, "trace_pid", json_object_new_int64(ci->proc.pid));
+	json_object_object_add(o, "rank", ci->proc.rank >= 0 ?
+				json_object_new_int64(ci->proc.rank) : NULL);
+	json_object_object_add(o, "complete", json_object_new_boolean(!gil_reader_truncated(r)));
+	json_object_object_add(o, "records", json_object_new_uint64(gil_reader_records(r)));
+	json_object_object_add(o, "bytes", json_object_new_uint64(gil_reader_offset(r)));
+	json_object_object_add(o, "intervals", json_object_new_uint64(c->intervals));
+	json_object_object_add(o, "slices", json_object_new_uint64(ts->slices));
+	json_object_object_add(o, "clipped_out", json_object_new_uint64(c->clipped_out));
+	json_object_object_add(o, "threads", json_object_new_uint64(ts->threads));
+	json_object_object_add(o, "lost_records", json_object_new_uint64(c->lost_records));
+	json_object_object_add(o, "lost_events", json_object_new_uint64(c->lost_events));
+	json_object_object_add(o, "thread_exits", json_object_new_uint64(c->exits));
+	json_object_object_add(o, "unknown_records", json_object_new_uint64(c->unknown));
+	json_object_object_add(o, "flows", json_object_new_uint64(ts->flows));
+	json_object_object_add(o, "counter_events", json_object_new_uint64(ts->counter_events));
+	json_object_object_add(o, "late_points", json_object_new_uint64(ts->late));
+	json_object_object_add(o, "peak_window_points", json_object_new_uint64(ts->peak_points));
+	json_object_object_add(o, "overlaps_fixed", json_object_new_uint64(ts->overlaps));
+	if (ss) {
+		json_object_object_add(o, "events", json_object_new_uint64(ss->events));
+		json_object_object_add(o, "events_ignored", json_object_new_uint64(ss->ignored));
+		json_object_object_add(o, "events_unclosed", json_object_new_uint64(ss->unclosed));
+	}
+	if (ci->fmt == GIL_INPUT_GILTRACE) {
+		struct json_object *clk = json_object_new_object();
+
+		json_object_object_add(clk, "offset_start_ns", json_object_new_int64(c->cm.off0));
+		json_object_object_add(clk, "offset_end_ns", json_object_new_int64(c->cm.off1));
+		json_object_object_add(clk, "interpolated", json_object_new_boolean(
+			c->cm.off0 != c->cm.off1 || c->cm.t1 > c->cm.t0));
+		json_object_object_add(o, "clock", clk);
+		json_object_object_add(o, "header", json_object_get(ci->header));
+		json_object_object_add(o, "footer", json_object_get(ci->footer));
+	}
+	return o;
+}
+
+static int convert_one(struct conv *c, struct conv_input *ci, struct json_object *reports)
+{
+	struct systrace *st = NULL;
+	struct systrace_stats ss;
+	struct timeline_stats ts;
+	struct conv_event pev = { .type = CEV_PROCESS, .proc = &ci->proc };
+	struct gil_reader *r;
+	struct gil_record rec;
+	char err[512];
+	int ret;
+
+	c->ci = ci;
+	c->intervals = c->clipped_out = c->lost_events = c->lost_records = 0;
+	c->exits = c->unknown = 0;
+	if (setup_clock(c) < 0)
+		return -1;
+	r = gil_reader_open(ci->path, err, sizeof(err));
+	if (!r)
+		return gil_err(c->err, sizeof(c->err), "%s", err);
+	if (ci->fmt == GIL_INPUT_SYSTRACE) {
+		st = systrace_alloc(systrace_interval, c);
+		if (!st) {
+			ret = gil_err(c->err, sizeof(c->err), "out of memory");
+			goto out;
+		}
+	}
+	ret = timeline_begin(c->tl, &ci->proc);
+	if (ret == 0)
+		ret = c->ops->event(&c->out, &pev);
+	while (ret == 0 && (ret = gil_reader_next(r, &rec)) > 0) {
+		switch (rec.type) {
+		case GIL_REC_INTERVAL:
+			ret = interval(c, &rec.iv);
+			break;
+		case GIL_REC_THREAD:
+			ret = timeline_thread(c->tl, rec.tid, rec.name);
+			break;
+		case GIL_REC_EVENT:
+			ret = st ? systrace_event(st, rec.obj) : 0;
+			break;
+		case GIL_REC_LOST:
+			ret = lost(c, &rec);
+			break;
+		case GIL_REC_EXIT:
+			c->exits++;
+			ret = 0;
+			break;
+		case GIL_REC_FOOTER:
+			if (!ci->footer)
+				ci->footer = json_object_get(rec.obj);
+			ret = 0;
+			break;
+		case GIL_REC_HEADER:
+			ret = 0;
+			break;
+		default:
+			c->unknown++;
+			ret = 0;
+			break;
+		}
+	}
+	if (ret < 0) {
+		if (gil_reader_error(r)[0])
+			gil_err(c->err, sizeof(c->err), "%s", gil_reader_error(r));
+		else if (!c->out.f->err[0])
+			gil_err(c->err, sizeof(c->err), "%s: out of memory", ci->path);
+		goto out;
+	}
+	if (st)
+		systrace_finish(st, &ss);
+	ret = timeline_end(c->tl, &ts);
+	if (ret < 0)
+		goto out;
+	json_object_array_add(reports, report(c, r, &ts, st ? &ss : NULL));
+
+	if (gil_reader_truncated(r))
+		conv_warn(c->opt, "%s: the recording was cut (no end): converted its %llu complete "
+			  "records, %llu bytes", ci->path, (unsigned long long)gil_reader_records(r),
+			  (unsigned long long)gil_reader_offset(r));
+	if (!c->intervals)
+		conv_warn(c->opt, "%s: empty recording: no GIL intervals in it", ci->path);
+	else if (!ts.slices)
+		conv_warn(c->opt, "%s: none of its %llu intervals falls in the --profiling-data "
+			  "window", ci->path, (unsigned long long)c->intervals);
+	if (ts.late)
+		conv_warn(c->opt, "%s: %llu take/drop boundaries came more than the reorder window "
+			  "(%u ms) late: the waiter counter and flows are approximate there "
+			  "(raise --reorder-window)", ci->path, (unsigned long long)ts.late,
+			  c->opt->window_ms);
+	if (ts.overlaps)
+		conv_warn(c->opt, "%s: %llu intervals overlapped the previous one of their thread "
+			  "and were shifted (args.overlap_fixed)", ci->path,
+			  (unsigned long long)ts.overlaps);
+	if (st && ss.ignored)
+		conv_warn(c->opt, "%s: %llu events were not take_gil/drop_gil calls and were "
+			  "ignored", ci->path, (unsigned long long)ss.ignored);
+out:
+	systrace_free(st);
+	gil_reader_close(r);
+	return ret < 0 ? -1 : 0;
+}
+
+static bool merge_taken(void *ctx, int64_t pid)
+{
+	return merge_has_pid(ctx, pid);
+}
+
+static struct json_object *options_json(const struct conv *c)
+{
+	const struct conv_options *opt = c->opt;
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < opt->ninputs; i++)
+		json_object_array_add(a, json_object_new_string(opt->inputs[i]));
+	json_object_object_add(o, "inputs", a);
+	json_object_object_add(o, "output", json_object_new_string(opt->output));
+	json_object_object_add(o, "clock", json_object_new_string(
+		c->have_pd ? "profiling-data" : clock_names[opt->clock]));
+	json_object_object_add(o, "profiling_data", jstr(opt->profiling_data));
+	json_object_object_add(o, "merge", jstr(opt->merge));
+	json_object_object_add(o, "flows", json_object_new_boolean(opt->flows));
+	json_object_object_add(o, "counter", json_object_new_boolean(opt->counter));
+	json_object_object_add(o, "reorder_window_ms", json_object_new_int(opt->window_ms));
+	return o;
+}
+
+/* The output must not be one of the files being read. */
+static int check_output(struct conv *c)
+{
+	struct stat st;
+	size_t i;
+
+	if (!strcmp(c->opt->output, "-") || stat(c->opt->output, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return gil_err(c->err, sizeof(c->err), "cannot write %s: Is a directory",
+			       c->opt->output);
+	for (i = 0; i < c->in.n; i++)
+		if (c->in.v[i].dev == st.st_dev && c->in.v[i].ino == st.st_ino)
+			return gil_err(c->err, sizeof(c->err), "the output %s is the input %s: "
+				       "choose another --output", c->opt->output, c->in.v[i].path);
+	if (c->opt->merge) {
+		struct stat ms;
+
+		if (stat(c->opt->merge, &ms) == 0 && ms.st_dev == st.st_dev &&
+		    ms.st_ino == st.st_ino)
+			return gil_err(c->err, sizeof(c->err), "the output %s is the --merge trace: "
+				       "choose another --output", c->opt->output);
+	}
+	return 0;
+}
+
+static int run(struct conv *c)
+{
+	const struct conv_options *opt = c->opt;
+	struct json_object *other = NULL, *reports;
+	uint64_t lost_max = 0;
+	char err[512];
+	size_t i;
+	int ret = -1;
+
+	if (opt->profiling_data) {
+		if (profdata_load(opt->profiling_data, &c->pd, err, sizeof(err)) < 0)
+			return gil_err(c->err, sizeof(c->err), "--profiling-data: %s", err);
+		c->have_pd = true;
+		if (!c->pd.has_end)
+			conv_warn(opt, "%s: no usable end_info: clipping only at the start",
+				  c->pd.host);
+	}
+	if (opt->merge) {
+		c->merge = merge_open(opt->merge, err, sizeof(err));
+		if (!c->merge)
+			return gil_err(c->err, sizeof(c->err), "--merge: %s", err);
+	}
+	if (inputs_load(&c->in, opt, c->merge ? merge_taken : NULL, c->merge, c->err,
+			sizeof(c->err)) < 0)
+		return -1;
+	for (i = 0; i < c->in.n; i++) {
+		if (c->in.v[i].fmt != GIL_INPUT_SYSTRACE)
+			continue;
+		if (opt->clock != CONV_CLOCK_REALTIME)
+			return gil_err(c->err, sizeof(c->err), "%s: a sysTrace recording holds only "
+				       "wall-clock times: --clock %s is not possible",
+				       c->in.v[i].path, clock_names[opt->clock]);
+		if (c->have_pd)
+			conv_warn(opt, "%s: sysTrace times are CLOCK_MONOTONIC plus one realtime "
+				  "offset: kept as they are, only clipped to the --profiling-data "
+				  "window", c->in.v[i].path);
+	}
+	if (check_output(c) < 0)
+		return -1;
+
+	c->tl = timeline_alloc((int64_t)opt->window_ms * 1000000, CONV_WINDOW_POINTS_MAX,
+			       opt->flows, opt->counter, emit, c);
+	c->out.f = outfile_open(opt->output, c->err, sizeof(c->err));
+	if (!c->tl || !c->out.f)
+		goto fail;
+	c->out.merge = c->merge;
+	if (c->ops->header(&c->out) < 0)
+		goto fail;
+	reports = json_object_new_array();
+	other = json_object_new_object();
+	json_object_object_add(other, "tool", json_object_new_string("gil-convert " VERSION));
+	json_object_object_add(other, "options", options_json(c));
+	json_object_object_add(other, "recordings", reports);
+	for (i = 0; i < c->in.n; i++) {
+		struct json_object *rep;
+		int64_t lost;
+
+		if (convert_one(c, &c->in.v[i], reports) < 0)
+			goto fail;
+		rep = json_object_array_get_idx(reports, json_object_array_length(reports) - 1);
+		if (conv_json_int(json_object_object_get(rep, "footer"), "lost", &lost) &&
+		    (uint64_t)lost > lost_max)
+			lost_max = (uint64_t)lost;
+		if (c->lost_events > lost_max)
+			lost_max = c->lost_events;
+	}
+	/* rings are shared by the processes of one recording: each file reports all losses */
+	json_object_object_add(other, "lost_events", json_object_new_uint64(lost_max));
+	if (lost_max)
+		conv_warn(opt, "the kernel lost %llu GIL events during the recording: intervals "
+			  "open then carry args.lost_events", (unsigned long long)lost_max);
+	if (c->have_pd)
+		json_object_object_add(other, "profiling_data", profdata_describe(&c->pd));
+	if (c->merge) {
+		int64_t lo, hi;
+
+		json_object_object_add(other, "merge", merge_describe(c->merge));
+		if (c->have_range && merge_range(c->merge, &lo, &hi) &&
+		    (c->hi < lo * 1 || c->lo > hi)) {
+			char a[32], b[32], x[32], y[32];
+
+			conv_fmt_us(a, c->lo);
+			conv_fmt_us(b, c->hi);
+			conv_fmt_us(x, lo);
+			conv_fmt_us(y, hi);
+			conv_warn(opt, "the GIL rows (%s..%s us) do not overlap the profiler's trace "
+				  "(%s..%s us): were both recorded at the same time, on this host?",
+				  a, b, x, y);
+		}
+	}
+	if (c->ops->footer(&c->out, other) < 0)
+		goto fail;
+	ret = outfile_commit(c->out.f, c->err, sizeof(c->err));
+	c->out.f = NULL;
+	goto out;
+fail:
+	if (c->out.f && c->out.f->err[0])
+		gil_err(c->err, sizeof(c->err), "%s", c->out.f->err);
+	else if (!c->err[0])
+		gil_err(c->err, sizeof(c->err), "out of memory");
+out:
+	json_object_put(other);
+	return ret;
+}
+
+int conv_run(const struct conv_options *opt, char *err, size_t errlen)
+{
+	struct conv c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.opt = opt;
+	c.ops = &conv_chrome_ops;
+	ret = run(&c);
+	if (ret < 0)
+		gil_err(err, errlen, "%s", c.err[0] ? c.err : "conversion failed");
+	outfile_abort(c.out.f);
+	timeline_free(c.tl);
+	merge_close(c.merge);
+	inputs_free(&c.in);
+	return ret;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * gil-convert: recordings -> one timeline -> an output backend.
+ *
+ * The flow: inputs.c finds and sorts the recordings; convert.c reads each one (rawread.c or
+ * systrace.c), maps its times (clockmap.c), hands the intervals to the per-process timeline
+ * (timeline.c: thread rows, waiter counter, hand-off flows), which emits events to a backend
+ * (chrome.c) writing through outfile.c; merge.c wraps a profiler's trace around the output.
+ */
+#ifndef GIL_CONVERT_H
+#define GIL_CONVERT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "rawfile.h"
+
+enum conv_clock {
+	CONV_CLOCK_REALTIME = 0, /* wall-clock epoch (default) */
+	CONV_CLOCK_MONOTONIC,
+	CONV_CLOCK_MONOTONIC_RAW,
+};
+
+/* Default reorder window of the waiter counter and flows (see timeline.c). */
+#define CONV_WINDOW_MS_DEFAULT 1000
+/* Points (take/drop boundaries) the reorder window holds at most: 1 Mi * 40 bytes. */
+#define CONV_WINDOW_POINTS_MAX (1u << 20)
+
+struct conv_options {
+	const char **inputs; /* files or directories */
+	size_t ninputs;
+	const char *output; /* "-" for standard output */
+	enum conv_clock clock;
+	bool clock_given;
+	const char *profiling_data; /* PROF_ directory, or NULL */
+	const char *merge; /* profiler trace to merge, or NULL */
+	bool flows; /* s/f hand-off arrows (default on) */
+	bool counter; /* "GIL waiters" counter (default on) */
+	unsigned window_ms; /* reorder window, ms of recording time */
+	int verbosity; /* -1 quiet, 0 normal, 1 verbose */
+	/* Warnings: one line without the program name; NULL to drop them. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+};
+
+/* One recorded process as the backends see it. */
+struct conv_proc {
+	int64_t pid; /* pid in the output (the OS pid unless that collides) */
+	int64_t os_pid;
+	int64_t rank; /* -1 when unknown */
+	int sort_index;
+	const char *cmdline;
+	const char *hostname;
+	const char *label; /* process_name shown in viewers */
+};
+
+enum conv_ev_type {
+	CEV_PROCESS, /* process metadata */
+	CEV_THREAD, /* thread metadata: name (may be NULL), sort_index */
+	CEV_SLICE, /* X event */
+	CEV_COUNTER, /* "GIL waiters" */
+	CEV_FLOW, /* hand-off arrow: tid@ts (a drop) -> to_tid@to_ts (a take) */
+	CEV_LOST, /* the kernel lost events */
+};
+
+/* Times are nanoseconds on the output axis (signed: relative axes may start after an event). */
+struct conv_event {
+	enum conv_ev_type type;
+	const struct conv_proc *proc;
+	int32_t tid;
+	const char *name; /* THREAD */
+	int64_t sort_index; /* THREAD */
+	int kind; /* SLICE: enum gil_kind */
+	uint32_t flags; /* SLICE: enum gil_flag */
+	uint32_t fixups; /* SLICE: enum conv_fixup */
+	int64_t ts;
+	int64_t dur; /* SLICE */
+	int64_t value; /* COUNTER */
+	uint64_t id; /* FLOW */
+	int32_t to_tid; /* FLOW */
+	int64_t to_ts; /* FLOW */
+	int cpu; /* LOST */
+	uint64_t count; /* LOST */
+};
+
+/* What the converter changed in an interval, said in the slice's args. */
+enum conv_fixup {
+	CONV_FIX_CLIPPED = 1 << 0, /* cut to the --profiling-data window */
+	CONV_FIX_OVERLAP = 1 << 1, /* started before the previous interval of its thread ended */
+};
+
+struct outfile;
+struct merge_trace;
+
+/* Where a backend writes. */
+struct conv_out {
+	struct outfile *f;
+	uint64_t events;
+	struct merge_trace *merge; /* --merge: the profiler's trace wraps the output */
+};
+
+/* Output backends (uftrace's dump backends): header, events (lost ones included), footer. */
+struct conv_backend_ops {
+	const char *name;
+	int (*header)(struct conv_out *o);
+	int (*event)(struct conv_out *o, const struct conv_event *ev);
+	int (*footer)(struct conv_out *o, struct json_object *other_data);
+};
+
+extern const struct conv_backend_ops conv_chrome_ops;
+
+/**
+ * conv_run - convert the recordings named in @opt into one trace file. Returns 0, or -1 with a
+ * one-line reason in @err (no program name). Warnings go to @opt->warn.
+ */
+int conv_run(const struct conv_options *opt, char *err, size_t errlen);
+
+/* Format @ns as microseconds with three decimals ("-12.345"); returns the length (< 32). */
+size_t conv_fmt_us(char *buf, int64_t ns);
+
+void conv_warn(const struct conv_options *opt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif /* GIL_CONVERT_H */

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* sysTrace GIL events -> giltrace intervals (the reference converter's rules, per thread). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "giltrace.h"
+#include "systrace.h"
+
+struct st_thread {
+	int32_t tid;
+	bool used;
+	bool has_take_end;
+	int64_t take_end;
+	bool open[2]; /* B seen, E not yet: take_gil, drop_gil */
+	int64_t open_ts[2];
+};
+
+struct systrace {
+	systrace_emit_fn emit;
+	void *ctx;
+	struct st_thread *th;
+	size_t cap, n;
+	struct systrace_stats st;
+};
+
+struct systrace *systrace_alloc(systrace_emit_fn emit, void *ctx)
+{
+	struct systrace *st = calloc(1, sizeof(*st));
+
+	if (st) {
+		st->emit = emit;
+		st->ctx = ctx;
+	}
+	return st;
+}
+
+static struct st_thread *thread_get(struct systrace *st, int32_t tid)
+{
+	size_t i, j;
+
+	if ((st->n + 1) * 2 > st->cap) {
+		size_t ncap = st->cap ? st->cap * 2 : 64;
+		struct st_thread *nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (j = 0; j < st->cap; j++) {
+			if (!st->th[j].used)
+				continue;
+			for (i = (uint32_t)st->th[j].tid % ncap; nt[i].used; i = (i + 1) % ncap)
+				;
+			nt[i] = st->th[j];
+		}
+		free(st->th);
+		st->th = nt;
+		st->cap = ncap;
+	}
+	for (i = (uint32_t)tid % st->cap; st->th[i].used; i = (i + 1) % st->cap)
+		if (st->th[i].tid == tid)
+			return &st->th[i];
+	st->th[i].used = true;
+	st->th[i].tid = tid;
+	st->n++;
+	return &st->th[i];
+}
+
+bool systrace_us_ns(struct json_object *v, int64_t *ns)
+{
+	const char *s;
+	int64_t ip = 0, fr = 0;
+	int digits = 0;
+	bool any = false, neg = false;
+
+	if (!v)
+		return false;
+	if (json_object_is_type(v, json_type_int)) {
+		*ns = json_object_get_int64(v) * 1000;
+		return true;
+	}
+	if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_string))
+		return false;
+	/* a double keeps the text it was parsed from: read the digits, not the double */
+	s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) :
+						       json_object_to_json_string(v);
+	if (*s == '-') {
+		neg = true;
+		s++;
+	}
+	for (; *s >= '0' && *s <= '9'; s++, any = true) {
+		if (ip > INT64_MAX / 10000)
+			return false;
+		ip = ip * 10 + (*s - '0');
+	}
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++, any = true)
+			if (digits < 3) {
+				fr = fr * 10 + (*s - '0');
+				digits++;
+			}
+	if (!any || *s)
+		return false;
+	while (digits++ < 3)
+		fr *= 10;
+	*ns = (ip * 1000 + fr) * (neg ? -1 : 1);
+	return true;
+}
+
+static bool parse_id(struct json_object *v, int64_t *out)
+{
+	const char *s;
+	char *end;
+	long long n;
+
+	if (!v)
+		return false;
+	if (json_object_is_type(v, json_type_int)) {
+		*out = json_object_get_int64(v);
+		return true;
+	}
+	if (!json_object_is_type(v, json_type_string))
+		return false;
+	s = json_object_get_string(v);
+	if (!strncmp(s, "GIL_", 4))
+		s += 4;
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (end == s || *end || errno)
+		return false;
+	*out = n;
+	return true;
+}
+
+bool systrace_pid(struct json_object *ev, int64_t *pid)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(ev, "pid", &v) && parse_id(v, pid);
+}
+
+static int emit(struct systrace *st, int32_t tid, int kind, int64_t ts, int64_t dur)
+{
+	struct gil_interval iv = {
+		.tid = tid,
+		.kind = (uint8_t)kind,
+		.start = (uint64_t)ts,
+		.dur = (uint64_t)(dur > 0 ? dur : 0),
+	};
+
+	return st->emit(st->ctx, &iv);
+}
+
+/* One complete take_gil or drop_gil call of @t. */
+static int call(struct systrace *st, struct st_thread *t, int kind, int64_t ts, int64_t dur)
+{
+	if (kind == GIL_KIND_TAKE) {
+		if (emit(st, t->tid, GIL_KIND_TAKE, ts, dur) < 0)
+			return -1;
+		t->take_end = ts + dur;
+		t->has_take_end = true;
+		return 0;
+	}
+	if (t->has_take_end && t->take_end <= ts &&
+	    emit(st, t->tid, GIL_KIND_HOLD, t->take_end, ts - t->take_end) < 0)
+		return -1;
+	t->has_take_end = false;
+	return emit(st, t->tid, GIL_KIND_DROP, ts, dur);
+}
+
+int systrace_event(struct systrace *st, struct json_object *ev)
+{
+	struct json_object *v;
+	struct st_thread *t;
+	const char *name = NULL, *ph;
+	int64_t tid, ts, dur = 0;
+	int kind = -1;
+
+	st->st.events++;
+	if (json_object_object_get_ex(ev, "name", &v))
+		name = json_object_get_string(v);
+	if (name && !strcmp(name, "take_gil"))
+		kind = GIL_KIND_TAKE;
+	else if (name && !strcmp(name, "drop_gil"))
+		kind = GIL_KIND_DROP;
+	if (!json_object_object_get_ex(ev, "ph", &v) || !(ph = json_object_get_string(v)) ||
+	    !json_object_object_get_ex(ev, "tid", &v) || !parse_id(v, &tid) || tid < INT32_MIN ||
+	    tid > INT32_MAX || !json_object_object_get_ex(ev, "ts", &v) ||
+	    !systrace_us_ns(v, &ts))
+		goto ignore;
+	t = thread_get(st, (int32_t)tid);
+	if (!t)
+		return -1;
+	if (!strcmp(ph, "X")) {
+		if (kind < 0 || !json_object_object_get_ex(ev, "dur", &v) ||
+		    !systrace_us_ns(v, &dur))
+			goto ignore;
+		return call(st, t, kind, ts, dur);
+	}
+	if (!strcmp(ph, "B")) {
+		if (kind < 0)
+			goto ignore;
+		if (t->open[kind == GIL_KIND_DROP])
+			st->st.unclosed++;
+		t->open[kind == GIL_KIND_DROP] = true;
+		t->open_ts[kind == GIL_KIND_DROP] = ts;
+		return 0;
+	}
+	if (!strcmp(ph, "E")) {
+		/* an E without a name closes whichever call is open */
+		if (kind < 0 && name)
+			goto ignore;
+		if (kind < 0)
+			kind = t->open[1] ? GIL_KIND_DROP : GIL_KIND_TAKE;
+		if (!t->open[kind == GIL_KIND_DROP])
+			goto ignore;
+		t->open[kind == GIL_KIND_DROP] = false;
+		return call(st, t, kind, t->open_ts[kind == GIL_KIND_DROP],
+			    ts - t->open_ts[kind == GIL_KIND_DROP]);
+	}
+ignore:
+	st->st.ignored++;
+	return 0;
+}
+
+void systrace_finish(struct systrace *st, struct systrace_stats *stats)
+{
+	size_t i;
+
+	for (i = 0; i < st->cap; i++)
+		st->st.unclosed += st->th[i].used ? st->th[i].open[0] + st->th[i].open[1] : 0;
+	if (stats)
+		*stats = st->st;
+}
+
+void systrace_free(struct systrace *st)
+{
+	if (!st)
+		return;
+	free(st->th);
+	free(st);
+}

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * One process's timeline.
+ *
+ * Slices stream straight through: each interval becomes an X event as it is read. The waiter
+ * counter and the hand-off flows need the take and drop boundaries of all threads in time order,
+ * but a recording lists intervals in the order they end, per thread: a take interval appears
+ * only when the wait is over, so its start can be arbitrarily old, and threads interleave as the
+ * recorder drained its rings.
+ *
+ * The bound: boundaries ("points") wait in a min-heap until the recording has advanced @window
+ * past them (the watermark is the latest interval end seen), then are released in time order.
+ * The heap also holds at most @max_points; when full, its oldest point is released early. So
+ * memory is at most max_points * sizeof(struct point) whatever the input size. Exact whenever
+ * every take_gil wait and the recorder's drain lag are shorter than the window. Beyond it, a
+ * point older than what was already released is "late": it is processed at the release time
+ * (a long wait counts from there on; a hand-off may attach to a neighbour), counted, and the
+ * converter warns and reports the count in otherData.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "giltrace.h"
+#include "timeline.h"
+
+enum point_type {
+	/* at equal times: a drop precedes the take it lets through */
+	PT_DROP = 0,
+	PT_WAIT_END = 1,
+	PT_WAIT_BEGIN = 2,
+};
+
+struct point {
+	int64_t ts; /* when, for ordering (clamped if late) */
+	uint64_t seq;
+	int64_t s_ts, s_dur; /* the slice it belongs to, for binding a flow */
+	int32_t tid;
+	uint8_t type;
+	bool counts; /* changes the waiter count (a take of non-zero length) */
+};
+
+struct thread {
+	int32_t tid;
+	bool used;
+	bool has_end;
+	int64_t last_end;
+	char *name;
+};
+
+struct timeline {
+	timeline_emit_fn emit;
+	void *ctx;
+	bool flows, counter;
+	const struct conv_proc *proc;
+
+	struct thread *th; /* open addressing, power of two */
+	size_t th_cap, th_n;
+
+	struct point *heap;
+	size_t n, cap, max;
+	int64_t window;
+	int64_t watermark;
+	bool have_wm;
+	int64_t released;
+	bool have_released;
+	uint64_t seq;
+
+	int64_t cur_ts; /* counter: time of the points being accumulated */
+	bool have_cur;
+	int64_t value, emitted;
+
+	bool pending; /* flows: the last drop not yet followed by a take */
+	struct point drop;
+	uint64_t next_flow_id;
+
+	struct timeline_stats st;
+};
+
+struct timeline *timeline_alloc(int64_t window_ns, size_t max_points, bool flows, bool counter,
+				timeline_emit_fn emit, void *ctx)
+{
+	struct timeline *tl = calloc(1, sizeof(*tl));
+
+	if (!tl)
+		return NULL;
+	tl->window = window_ns;
+	tl->max = max_points ? max_points : 1;
+	tl->flows = flows;
+	tl->counter = counter;
+	tl->emit = emit;
+	tl->ctx = ctx;
+	tl->next_flow_id = 1;
+	return tl;
+}
+
+static void threads_clear(struct timeline *tl)
+{
+	size_t i;
+
+	for (i = 0; i < tl->th_cap; i++)
+		free(tl->th[i].name);
+	free(tl->th);
+	tl->th = NULL;
+	tl->th_cap = tl->th_n = 0;
+}
+
+int timeline_begin(struct timeline *tl, const struct conv_proc *proc)
+{
+	threads_clear(tl);
+	tl->proc = proc;
+	tl->n = 0;
+	tl->have_wm = tl->have_released = tl->have_cur = tl->pending = false;
+	tl->value = tl->emitted = 0;
+	memset(&tl->st, 0, sizeof(tl->st));
+	return 0;
+}
+
+static inline size_t th_hash(int32_t tid, size_t cap)
+{
+	return ((uint32_t)tid * 2654435761u) & (cap - 1);
+}
+
+/* The thread @tid, created (and its row announced) on first sight; NULL when out of memory. */
+static struct thread *thread_get(struct timeline *tl, int32_t tid, bool *created)
+{
+	struct thread *t;
+	size_t i;
+
+	*created = false;
+	if (tl->th_cap) {
+		for (i = th_hash(tid, tl->th_cap);; i = (i + 1) & (tl->th_cap - 1)) {
+			t = &tl->th[i];
+			if (!t->used)
+				break;
+			if (t->tid == tid)
+				return t;
+		}
+	}
+	if ((tl->th_n + 1) * 2 > tl->th_cap) {
+		size_t ncap = tl->th_cap ? tl->th_cap * 2 : 64, j;
+		struct thread *nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (j = 0; j < tl->th_cap; j++) {
+			if (!tl->th[j].used)
+				continue;
+			for (i = th_hash(tl->th[j].tid, ncap); nt[i].used; i = (i + 1) & (ncap - 1))
+				;
+			nt[i] = tl->th[j];
+		}
+		free(tl->th);
+		tl->th = nt;
+		tl->th_cap = ncap;
+	}
+	for (i = th_hash(tid, tl->th_cap); tl->th[i].used; i = (i + 1) & (tl->th_cap - 1))
+		;
+	t = &tl->th[i];
+	memset(t, 0, sizeof(*t));
+	t->used = true;
+	t->tid = tid;
+	tl->th_n++;
+	tl->st.threads++;
+	*created = true;
+	return t;
+}
+
+static int emit_thread(struct timeline *tl, struct thread *t)
+{
+	struct conv_event ev = {
+		.type = CEV_THREAD,
+		.proc = tl->proc,
+		.tid = t->tid,
+		.name = t->name,
+		/* the main thread first, the others in creation (tid) order */
+		.sort_index = t->tid == tl->proc->os_pid ? 0 : t->tid,
+	};
+
+	return tl->emit(tl->ctx, &ev);
+}
+
+int timeline_thread(struct timeline *tl, int32_t tid, const char *name)
+{
+	struct thread *t;
+	bool created;
+
+	t = thread_get(tl, tid, &created);
+	if (!t)
+		return -1;
+	if (name && (!t->name || strcmp(t->name, name))) {
+		free(t->name);
+		t->name = strdup(name);
+		if (!t->name)
+			return -1;
+		return emit_thread(tl, t); /* viewers keep the last name given */
+	}
+	return created ? emit_thread(tl, t) : 0;
+}
+
+static inline bool point_before(const struct point *a, const struct point *b)
+{
+	if (a->ts != b->ts)
+		return a->ts < b->ts;
+	if (a->type != b->type)
+		return a->type < b->type;
+	return a->seq < b->seq;
+}
+
+static void heap_pop(struct timeline *tl, struct point *out)
+{
+	struct point *h = tl->heap, last;
+	size_t i = 0, c;
+
+	*out = h[0];
+	last = h[--tl->n];
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= tl->n)
+			break;
+		if (c + 1 < tl->n && point_before(&h[c + 1], &h[c]))
+			c++;
+		if (!point_before(&h[c], &last))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = last;
+}
+
+/* A point flowing out of the window, in time order: counter and flows advance. */
+static int release(struct timeline *tl, const struct point *p)
+{
+	struct conv_event ev;
+	int ret = 0;
+
+	tl->released = p->ts;
+	tl->have_released = true;
+	if (tl->counter && p->counts) {
+		if (tl->have_cur && p->ts != tl->cur_ts && tl->value != tl->emitted) {
+			memset(&ev, 0, sizeof(ev));
+			ev.type = CEV_COUNTER;
+			ev.proc = tl->proc;
+			ev.ts = tl->cur_ts;
+			ev.value = tl->value < 0 ? 0 : tl->value;
+			ret = tl->emit(tl->ctx, &ev);
+			tl->emitted = tl->value;
+			tl->st.counter_events++;
+		}
+		tl->cur_ts = p->ts;
+		tl->have_cur = true;
+		tl->value += p->type == PT_WAIT_BEGIN ? 1 : -1;
+	}
+	if (!tl->flows || ret < 0)
+		return ret;
+	if (p->type == PT_DROP) {
+		tl->drop = *p;
+		tl->pending = true;
+	} else if (p->type == PT_WAIT_END && tl->pending) {
+		tl->pending = false;
+		if (p->tid == tl->drop.tid)
+			return 0; /* the dropping thread took it back: no hand-off */
+		memset(&ev, 0, sizeof(ev));
+		ev.type = CEV_FLOW;
+		ev.proc = tl->proc;
+		ev.id = tl->next_flow_id++;
+		ev.tid = tl->drop.tid;
+		/* strictly inside both slices, so that viewers bind the arrow to them */
+		ev.ts = tl->drop.s_ts + (tl->drop.s_dur >= 2 ? 1 : 0);
+		ev.to_tid = p->tid;
+		ev.to_ts = p->s_ts + (p->s_dur >= 2 ? p->s_dur - 1 : 0);
+		tl->st.flows++;
+		return tl->emit(tl->ctx, &ev);
+	}
+	return 0;
+}
+
+static int push(struct timeline *tl, struct point *p)
+{
+	struct point out;
+	size_t i;
+
+	if (tl->have_released && p->ts < tl->released) {
+		p->ts = tl->released;
+		tl->st.late++;
+	}
+	if (tl->n == tl->max) {
+		heap_pop(tl, &out);
+		if (release(tl, &out) < 0)
+			return -1;
+		if (p->ts < tl->released) {
+			p->ts = tl->released;
+			tl->st.late++;
+		}
+	}
+	if (tl->n == tl->cap) {
+		size_t ncap = tl->cap ? tl->cap * 2 : 1024;
+		struct point *nh;
+
+		if (ncap > tl->max)
+			ncap = tl->max;
+		nh = realloc(tl->heap, ncap * sizeof(*nh));
+		if (!nh)
+			return -1;
+		tl->heap = nh;
+		tl->cap = ncap;
+	}
+	p->seq = tl->seq++;
+	for (i = tl->n++; i; i = (i - 1) / 2) {
+		if (!point_before(p, &tl->heap[(i - 1) / 2]))
+			break;
+		tl->heap[i] = tl->heap[(i - 1) / 2];
+	}
+	tl->heap[i] = *p;
+	if (tl->n > tl->st.peak_points)
+		tl->st.peak_points = tl->n;
+	return 0;
+}
+
+/* Release what is older than the watermark minus the window. */
+static int advance(struct timeline *tl)
+{
+	struct point out;
+	int64_t limit = tl->watermark - tl->window;
+
+	while (tl->n && tl->heap[0].ts <= limit) {
+		heap_pop(tl, &out);
+		if (release(tl, &out) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int timeline_slice(struct timeline *tl, int32_t tid, int kind, uint32_t flags, uint32_t fixups,
+		   int64_t ts, int64_t dur)
+{
+	struct conv_event ev;
+	struct point p;
+	struct thread *t;
+	bool created;
+	int64_t end;
+
+	t = thread_get(tl, tid, &created);
+	if (!t || (created && emit_thread(tl, t) < 0))
+		return -1;
+	if (dur < 0)
+		dur = 0;
+	end = ts + dur;
+	/* X events of one thread must not overlap: a viewer shows that as broken nesting */
+	if (t->has_end && ts < t->last_end) {
+		ts = t->last_end;
+		dur = end > ts ? end - ts : 0;
+		end = ts + dur;
+		fixups |= CONV_FIX_OVERLAP;
+		tl->st.overlaps++;
+	}
+	t->last_end = end;
+	t->has_end = true;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = CEV_SLICE;
+	ev.proc = tl->proc;
+	ev.tid = tid;
+	ev.kind = kind;
+	ev.flags = flags;
+	ev.fixups = fixups;
+	ev.ts = ts;
+	ev.dur = dur;
+	if (tl->emit(tl->ctx, &ev) < 0)
+		return -1;
+	tl->st.slices++;
+
+	if (!tl->have_wm || end > tl->watermark) {
+		tl->watermark = end;
+		tl->have_wm = true;
+	}
+	memset(&p, 0, sizeof(p));
+	p.tid = tid;
+	p.s_ts = ts;
+	p.s_dur = dur;
+	if (kind == GIL_KIND_TAKE && (tl->flows || (tl->counter && dur > 0))) {
+		p.type = PT_WAIT_END;
+		p.ts = end;
+		p.counts = tl->counter && dur > 0;
+		if (push(tl, &p) < 0)
+			return -1;
+		if (p.counts) {
+			p.type = PT_WAIT_BEGIN;
+			p.ts = ts;
+			if (push(tl, &p) < 0)
+				return -1;
+		}
+	} else if (kind == GIL_KIND_DROP && tl->flows) {
+		p.type = PT_DROP;
+		p.ts = ts;
+		if (push(tl, &p) < 0)
+			return -1;
+	}
+	return advance(tl);
+}
+
+int timeline_end(struct timeline *tl, struct timeline_stats *stats)
+{
+	struct conv_event ev;
+	struct point out;
+	int ret = 0;
+
+	while (tl->n && ret == 0) {
+		heap_pop(tl, &out);
+		ret = release(tl, &out);
+	}
+	if (ret == 0 && tl->counter && tl->have_cur && tl->value != tl->emitted) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = CEV_COUNTER;
+		ev.proc = tl->proc;
+		ev.ts = tl->cur_ts;
+		ev.value = tl->value < 0 ? 0 : tl->value;
+		ret = tl->emit(tl->ctx, &ev);
+		tl->st.counter_events++;
+	}
+	if (stats)
+		*stats = tl->st;
+	threads_clear(tl);
+	return ret;
+}
+
+void timeline_free(struct timeline *tl)
+{
+	if (!tl)
+		return;
+	threads_clear(tl);
+	free(tl->heap);
+	free(tl);
+}

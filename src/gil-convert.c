@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* gil-convert: GIL recordings -> Chrome Trace JSON. Option parsing only; src/convert does the work. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json_c_version.h>
+
+#include "convert/convert.h"
+#include "giltrace.h"
+
+#define PROG "gil-convert"
+
+enum {
+	OPT_CLOCK = 256,
+	OPT_PROF,
+	OPT_MERGE,
+	OPT_NO_FLOWS,
+	OPT_NO_COUNTER,
+	OPT_WINDOW,
+};
+
+static const struct option long_opts[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "clock", required_argument, NULL, OPT_CLOCK },
+	{ "profiling-data", required_argument, NULL, OPT_PROF },
+	{ "merge", required_argument, NULL, OPT_MERGE },
+	{ "no-flows", no_argument, NULL, OPT_NO_FLOWS },
+	{ "no-counter", no_argument, NULL, OPT_NO_COUNTER },
+	{ "reorder-window", required_argument, NULL, OPT_WINDOW },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(void)
+{
+	printf("Usage: " PROG " [OPTION]... --input RECORDING [--output TRACE.json]\n"
+	       "Convert GIL recordings (gil-record's GIL_<pid>_rank_<rank>.json, or the sysTrace\n"
+	       "GIL tracer's files) into one Chrome Trace JSON timeline for MindStudio Insight,\n"
+	       "Perfetto or chrome://tracing: take_gil/hold_gil/drop_gil slices per thread, a\n"
+	       "\"GIL waiters\" counter and hand-off arrows per process.\n"
+	       "\n"
+	       "  -i, --input=PATH           a recording, or a directory of GIL_*_rank_*.json files;\n"
+	       "                             repeat it for several (one process row each, by rank)\n"
+	       "  -o, --output=FILE          the trace to write ('-' for standard output); default for\n"
+	       "                             one input X.json: X_trace.json beside it\n"
+	       "      --clock=CLOCK          time base: realtime (default, epoch microseconds),\n"
+	       "                             monotonic or monotonic_raw (the recording clock)\n"
+	       "      --profiling-data=DIR   align on an msprof/torch_npu PROF_ directory's\n"
+	       "                             host/start_info and clip to its start_info..end_info window\n"
+	       "      --merge=TRACE.json     write one file holding this profiler trace (torch.profiler/\n"
+	       "                             Kineto, or msprof trace_view.json) plus the GIL rows on its\n"
+	       "                             time axis\n"
+	       "      --no-flows             no hand-off arrows (s/f events)\n"
+	       "      --no-counter           no \"GIL waiters\" counter (C events)\n"
+	       "      --reorder-window=MS    how far back, in recording time, a take_gil wait may start\n"
+	       "                             and still be counted exactly (default %d)\n"
+	       "  -q, --quiet                no warnings\n"
+	       "  -v, --verbose              say what was converted\n"
+	       "  -h, --help                 show this help and exit\n"
+	       "  -V, --version              show the version and exit\n"
+	       "\n"
+	       "Warnings (a cut or empty recording, lost events) go to standard error. The output\n"
+	       "appears only when complete. Exit status: 0 converted, 1 conversion failed, 2 usage.\n"
+	       "See gil-convert(1).\n",
+	       CONV_WINDOW_MS_DEFAULT);
+}
+
+static void version(void)
+{
+	printf(PROG " (giltrace) " VERSION "\n"
+	       "reads: giltrace recordings version %d, sysTrace GIL files (X and B/E)\n"
+	       "writes: Chrome Trace JSON (phases M X I C s f); merges Kineto and msprof traces\n"
+	       "json-c %s\n",
+	       GILTRACE_FORMAT_VERSION, json_c_version());
+}
+
+static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* A usage error: one line saying what is wrong, one saying where to look; exit status 2. */
+static void bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
+	exit(2);
+}
+
+static void warn(void *ctx, const char *msg)
+{
+	fprintf(stderr, PROG ": warning: %s\n", msg);
+}
+
+/* X.json -> X_trace.json */
+static char *default_output(const char *in)
+{
+	size_t n = strlen(in);
+	char *out = malloc(n + sizeof("_trace.json"));
+
+	if (!out)
+		return NULL;
+	while (n > 1 && in[n - 1] == '/')
+		n--;
+	if (n > 5 && !strcmp(in + n - 5, ".json"))
+		n -= 5;
+	memcpy(out, in, n);
+	strcpy(out + n, "_trace.json");
+	return out;
+}
+
+int main(int argc, char **argv)
+{
+	struct conv_options opt = {
+		.flows = true,
+		.counter = true,
+		.window_ms = CONV_WINDOW_MS_DEFAULT,
+		.warn = warn,
+	};
+	char err[1024], *out_alloc = NULL, *end;
+	const char **inputs;
+	unsigned long ms;
+	int c, ret;
+
+	inputs = calloc((size_t)argc + 1, sizeof(*inputs));
+	if (!inputs) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	opt.inputs = inputs;
+	while ((c = getopt_long(argc, argv, "i:o:qvhV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			inputs[opt.ninputs++] = optarg;
+			break;
+		case 'o':
+			if (!*optarg)
+				bad_usage("invalid --output value '%s'", optarg);
+			opt.output = optarg;
+			break;
+		case OPT_CLOCK:
+			if (!strcmp(optarg, "realtime"))
+				opt.clock = CONV_CLOCK_REALTIME;
+			else if (!strcmp(optarg, "monotonic"))
+				opt.clock = CONV_CLOCK_MONOTONIC;
+			else if (!strcmp(optarg, "monotonic_raw"))
+				opt.clock = CONV_CLOCK_MONOTONIC_RAW;
+			else
+				bad_usage("invalid --clock value '%s' (realtime, monotonic or "
+					  "monotonic_raw)", optarg);
+			opt.clock_given = true;
+			break;
+		case OPT_PROF:
+			opt.profiling_data = optarg;
+			break;
+		case OPT_MERGE:
+			opt.merge = optarg;
+			break;
+		case OPT_NO_FLOWS:
+			opt.flows = false;
+			break;
+		case OPT_NO_COUNTER:
+			opt.counter = false;
+			break;
+		case OPT_WINDOW:
+			errno = 0;
+			ms = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || errno || *optarg == '-' || ms > 3600000)
+				bad_usage("invalid --reorder-window value '%s' (milliseconds, "
+					  "0 to 3600000)", optarg);
+			opt.window_ms = (unsigned)ms;
+			break;
+		case 'q':
+			opt.verbosity = -1;
+			opt.warn = NULL;
+			break;
+		case 'v':
+			opt.verbosity = 1;
+			break;
+		case 'h':
+			usage();
+			return 0;
+		case 'V':
+			version();
+			return 0;
+		default:
+			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
+			return 2;
+		}
+	}
+	while (optind < argc)
+		inputs[opt.ninputs++] = argv[optind++];
+	if (!opt.ninputs)
+		bad_usage("no input: give a recording with --input");
+	if (opt.clock_given && opt.profiling_data)
+		bad_usage("--clock and --profiling-data both choose the time base: give one");
+	if (opt.merge && opt.clock != CONV_CLOCK_REALTIME)
+		bad_usage("--merge puts the GIL rows on the profiler's wall-clock axis: it does not "
+			  "go with --clock %s", opt.clock == CONV_CLOCK_MONOTONIC ? "monotonic" :
+			  "monotonic_raw");
+	if (!opt.output) {
+		if (opt.ninputs > 1)
+			bad_usage("several inputs: name the trace to write with --output");
+		out_alloc = default_output(inputs[0]);
+		if (!out_alloc) {
+			fprintf(stderr, PROG ": out of memory\n");
+			return 1;
+		}
+		opt.output = out_alloc;
+	}
+	ret = conv_run(&opt, err, sizeof(err));
+	if (ret < 0)
+		fprintf(stderr, PROG ": %s\n", err);
+	else if (opt.verbosity > 0)
+		fprintf(stderr, PROG ": wrote %s\n", opt.output);
+	free(out_alloc);
+	free(inputs);
+	return ret < 0 ? 1 : 0;
+}

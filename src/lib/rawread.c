@@ -1,0 +1,837 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The recording reader: streams a recording element by element of its top-level array, in
+ * bounded memory, and stops cleanly at the last complete record of a cut file.
+ *
+ * Interval lines, the bulk of a recording, are parsed by hand in place; everything else goes
+ * through json-c's incremental tokener, fed chunk by chunk.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "giltrace.h"
+#include "rawfile.h"
+#include "util.h"
+
+#define GIL_KIND_MAX GIL_KIND_DROP
+
+#define RBUF_SIZE (1024 * 1024)
+/* An interval line is < 100 bytes: with this much in the buffer the fast path never runs dry. */
+#define FAST_LOOKAHEAD 256
+/* Refuse single records larger than this (a header with a huge command line is ~ 2 MiB). */
+#define RECORD_MAX (64u * 1024 * 1024)
+/* How far back from the end to look for the footer line. */
+#define TAIL_MAX (16u * 1024 * 1024)
+
+enum rd_state {
+	ST_ELEM, /* expecting an element (or ']' when none was read yet) */
+	ST_SEP, /* expecting ',' or ']' after an element */
+	ST_TAIL, /* after the records array: the rest of the top-level object */
+	ST_END, /* only whitespace may follow */
+	ST_DONE,
+	ST_ERROR,
+};
+
+struct gil_reader {
+	int fd;
+	char *path;
+	enum gil_input_format fmt;
+	enum rd_state state;
+	char *buf;
+	size_t pos, len;
+	uint64_t base; /* file offset of buf[0] */
+	bool eof;
+	bool first; /* no element read yet */
+	bool truncated;
+	uint64_t records;
+	uint64_t offset;
+	struct json_tokener *tok;
+	struct json_object *cur; /* returned by the last gil_reader_next() */
+	struct json_object *pending; /* sysTrace: the first element, parsed by open */
+	struct json_object *footer; /* gil_reader_footer() */
+	bool footer_done;
+	char err[512];
+};
+
+/* Move the unread bytes to the front and read more. Returns bytes read, 0 at EOF, -1 error. */
+static ssize_t refill(struct gil_reader *r)
+{
+	ssize_t n;
+
+	if (r->eof)
+		return 0;
+	if (r->pos) {
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+		r->base += r->pos;
+		r->len -= r->pos;
+		r->pos = 0;
+	}
+	if (r->len == RBUF_SIZE)
+		return 1; /* full: the caller consumes before asking again */
+	do
+		n = read(r->fd, r->buf + r->len, RBUF_SIZE - r->len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		gil_err(r->err, sizeof(r->err), "%s: read error: %s", r->path, strerror(errno));
+		return -1;
+	}
+	if (n == 0)
+		r->eof = true;
+	r->len += (size_t)n;
+	return n;
+}
+
+/* The next non-blank byte (not consumed): 1 with *@c set, 0 at EOF, -1 on error. */
+static int peek(struct gil_reader *r, char *c)
+{
+	for (;;) {
+		while (r->pos < r->len) {
+			char ch = r->buf[r->pos];
+
+			if (ch != ' ' && ch != '\n' && ch != '\t' && ch != '\r') {
+				*c = ch;
+				return 1;
+			}
+			r->pos++;
+		}
+		ssize_t n = refill(r);
+
+		if (n <= 0)
+			return (int)n;
+	}
+}
+
+static int fail(struct gil_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Record a one-line error "<path>: <reason>" and stop the reader; returns -1. */
+static int fail(struct gil_reader *r, const char *fmt, ...)
+{
+	char tmp[320];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	gil_err(r->err, sizeof(r->err), "%s: %s", r->path, tmp);
+	r->state = ST_ERROR;
+	return -1;
+}
+
+/*
+ * Parse one JSON value with the incremental tokener. Returns 1 (*@out may be NULL for a JSON
+ * null), 0 when the input ends inside the value (cut file; zero-filled tails count as cut), -1 on
+ * a syntax error.
+ */
+static int parse_value(struct gil_reader *r, struct json_object **out)
+{
+	enum json_tokener_error jerr;
+	struct json_object *obj;
+	size_t used = 0, avail, end;
+	char msg[160];
+
+	*out = NULL;
+	json_tokener_reset(r->tok);
+	for (;;) {
+		if (r->pos == r->len) {
+			ssize_t n = refill(r);
+
+			if (n < 0)
+				return -1;
+			if (n == 0)
+				return 0;
+		}
+		avail = r->len - r->pos;
+		if (avail > INT_MAX)
+			avail = INT_MAX;
+		obj = json_tokener_parse_ex(r->tok, r->buf + r->pos, (int)avail);
+		end = json_tokener_get_parse_end(r->tok);
+		jerr = json_tokener_get_error(r->tok);
+		if (obj || jerr == json_tokener_success) {
+			r->pos += end;
+			*out = obj;
+			return 1;
+		}
+		if (jerr == json_tokener_error_parse_eof && r->pos + end < r->len &&
+		    r->buf[r->pos + end] == '\0')
+			return 0; /* a zero-filled tail: the file was cut by a crash */
+		if (jerr != json_tokener_continue) {
+			snprintf(msg, sizeof(msg), "invalid JSON at byte %llu: %s",
+				 (unsigned long long)(r->base + r->pos + end),
+				 json_tokener_error_desc(jerr));
+			return fail(r, "%s", msg);
+		}
+		r->pos += end;
+		used += end;
+		if (used > RECORD_MAX)
+			return fail(r, "%s", "a record larger than 64 MiB: not a recording");
+	}
+}
+
+/* Decimal digits at *@pp, at most 19 (always fits); false if none or more. */
+static inline bool fast_u64(const char **pp, const char *e, uint64_t *v)
+{
+	const char *p = *pp;
+	uint64_t x = 0;
+	int n = 0;
+
+	while (p < e && (unsigned char)(*p - '0') < 10) {
+		x = x * 10 + (uint64_t)(*p - '0');
+		p++;
+		if (++n > 19)
+			return false;
+	}
+	if (!n)
+		return false;
+	*pp = p;
+	*v = x;
+	return true;
+}
+
+/*
+ * The hot path: `[tid,kind,start,dur,flags]` exactly as the writer prints it. Returns false
+ * (nothing consumed) for anything else, which the tokener then handles.
+ */
+static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
+{
+	const char *p, *e;
+	uint64_t tid, kind, start, dur, flags;
+	bool neg = false;
+
+	if (r->len - r->pos < FAST_LOOKAHEAD && !r->eof && refill(r) < 0)
+		return false;
+	p = r->buf + r->pos + 1;
+	e = r->buf + r->len;
+	if (p < e && *p == '-') {
+		neg = true;
+		p++;
+	}
+	if (!fast_u64(&p, e, &tid) || tid > INT32_MAX || p >= e || *p++ != ',')
+		return false;
+	if (!fast_u64(&p, e, &kind) || kind > GIL_KIND_MAX || p >= e || *p++ != ',')
+		return false;
+	if (!fast_u64(&p, e, &start) || p >= e || *p++ != ',')
+		return false;
+	if (!fast_u64(&p, e, &dur) || p >= e || *p++ != ',')
+		return false;
+	if (!fast_u64(&p, e, &flags) || flags > UINT32_MAX || p >= e || *p++ != ']')
+		return false;
+	iv->tid = neg ? -(int32_t)tid : (int32_t)tid;
+	iv->kind = (uint8_t)kind;
+	iv->start = start;
+	iv->dur = dur;
+	iv->flags = (uint32_t)flags;
+	r->pos = (size_t)(p - r->buf);
+	return true;
+}
+
+static bool get_u64(struct json_object *o, uint64_t *v)
+{
+	if (!o || !json_object_is_type(o, json_type_int) || json_object_get_int64(o) < 0)
+		return false;
+	*v = json_object_get_uint64(o);
+	return true;
+}
+
+static bool get_s64(struct json_object *o, int64_t *v)
+{
+	if (!o || !json_object_is_type(o, json_type_int))
+		return false;
+	*v = json_object_get_int64(o);
+	return true;
+}
+
+/* An interval given as a general JSON array (extra elements are for later versions). */
+static int array_record(struct gil_reader *r, struct json_object *a, struct gil_record *rec)
+{
+	uint64_t kind, start, dur, flags;
+	int64_t tid;
+
+	if (json_object_array_length(a) < 5 || !get_s64(json_object_array_get_idx(a, 0), &tid) ||
+	    tid < INT32_MIN || tid > INT32_MAX || !get_u64(json_object_array_get_idx(a, 1), &kind) ||
+	    !get_u64(json_object_array_get_idx(a, 2), &start) ||
+	    !get_u64(json_object_array_get_idx(a, 3), &dur) ||
+	    !get_u64(json_object_array_get_idx(a, 4), &flags) || flags > UINT32_MAX) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "%llu", (unsigned long long)r->records + 1);
+		return fail(r, "record %s: malformed interval", what);
+	}
+	if (kind > GIL_KIND_MAX) {
+		/* A kind from a later version: skippable like any unknown record. */
+		rec->type = GIL_REC_UNKNOWN;
+		rec->obj = a;
+		return 1;
+	}
+	rec->type = GIL_REC_INTERVAL;
+	rec->iv.tid = (int32_t)tid;
+	rec->iv.kind = (uint8_t)kind;
+	rec->iv.start = start;
+	rec->iv.dur = dur;
+	rec->iv.flags = (uint32_t)flags;
+	return 1;
+}
+
+static int object_record(struct gil_reader *r, struct json_object *o, struct gil_record *rec)
+{
+	struct json_object *v, *x;
+	char what[96];
+	int64_t s;
+
+	rec->type = GIL_REC_UNKNOWN;
+	rec->obj = o;
+	if (r->fmt == GIL_INPUT_SYSTRACE) {
+		rec->type = GIL_REC_EVENT;
+		return 1;
+	}
+	if (json_object_object_get_ex(o, "header", &v) && json_object_is_type(v, json_type_object)) {
+		rec->type = GIL_REC_HEADER;
+		rec->obj = v;
+	} else if (json_object_object_get_ex(o, "footer", &v) &&
+		   json_object_is_type(v, json_type_object)) {
+		rec->type = GIL_REC_FOOTER;
+		rec->obj = v;
+	} else if (json_object_object_get_ex(o, "thread", &v)) {
+		rec->type = GIL_REC_THREAD;
+		if (!json_object_object_get_ex(v, "tid", &x) || !get_s64(x, &s))
+			goto bad;
+		rec->tid = (int32_t)s;
+		rec->name = json_object_object_get_ex(v, "name", &x) ? json_object_get_string(x) : "";
+		if (!rec->name)
+			rec->name = "";
+		rec->ts = 0;
+		if (json_object_object_get_ex(v, "ts", &x) && !get_u64(x, &rec->ts))
+			goto bad;
+	} else if (json_object_object_get_ex(o, "lost", &v)) {
+		rec->type = GIL_REC_LOST;
+		rec->cpu = -1;
+		rec->count = 0;
+		rec->ts = 0;
+		if (json_object_object_get_ex(v, "cpu", &x) && get_s64(x, &s))
+			rec->cpu = (int)s;
+		if (!json_object_object_get_ex(v, "count", &x) || !get_u64(x, &rec->count))
+			goto bad;
+		if (json_object_object_get_ex(v, "ts", &x) && !get_u64(x, &rec->ts))
+			goto bad;
+	} else if (json_object_object_get_ex(o, "exit", &v)) {
+		rec->type = GIL_REC_EXIT;
+		if (!json_object_object_get_ex(v, "tid", &x) || !get_s64(x, &s))
+			goto bad;
+		rec->tid = (int32_t)s;
+		rec->ts = 0;
+		if (json_object_object_get_ex(v, "ts", &x) && !get_u64(x, &rec->ts))
+			goto bad;
+	}
+	return 1;
+bad:
+	snprintf(what, sizeof(what), "record %llu: malformed %s record",
+		 (unsigned long long)r->records + 1,
+		 rec->type == GIL_REC_THREAD ? "thread" : rec->type == GIL_REC_LOST ? "lost" : "exit");
+	return fail(r, "%s", what);
+}
+
+/* Turn a parsed element into *@rec; the reader keeps the reference. */
+static int element_record(struct gil_reader *r, struct json_object *o, struct gil_record *rec)
+{
+	r->cur = o;
+	if (json_object_is_type(o, json_type_array) && r->fmt == GIL_INPUT_GILTRACE)
+		return array_record(r, o, rec);
+	if (json_object_is_type(o, json_type_object))
+		return object_record(r, o, rec);
+	if (r->fmt == GIL_INPUT_SYSTRACE)
+		return fail(r, "element %s is not an event object", "");
+	rec->type = GIL_REC_UNKNOWN;
+	rec->obj = o;
+	return 1;
+}
+
+/* After the records array: `,"key":value ...}`; unknown keys are skipped. */
+static int read_tail(struct gil_reader *r)
+{
+	struct json_object *o;
+	char c;
+	int ret;
+
+	for (;;) {
+		ret = peek(r, &c);
+		if (ret <= 0)
+			return ret;
+		if (c == '}') {
+			r->pos++;
+			return 1;
+		}
+		if (c != ',')
+			return fail(r, "%s", "invalid JSON after the records array");
+		r->pos++;
+		ret = parse_value(r, &o); /* the key */
+		if (ret <= 0)
+			return ret;
+		if (!o || !json_object_is_type(o, json_type_string)) {
+			json_object_put(o);
+			return fail(r, "%s", "invalid JSON after the records array");
+		}
+		json_object_put(o);
+		ret = peek(r, &c);
+		if (ret <= 0)
+			return ret;
+		if (c != ':')
+			return fail(r, "%s", "invalid JSON after the records array");
+		r->pos++;
+		ret = parse_value(r, &o);
+		json_object_put(o);
+		if (ret <= 0)
+			return ret;
+	}
+}
+
+int gil_reader_next(struct gil_reader *r, struct gil_record *rec)
+{
+	struct json_object *o;
+	char c;
+	int ret;
+
+	json_object_put(r->cur);
+	r->cur = NULL;
+	memset(rec, 0, sizeof(*rec));
+	if (r->pending) {
+		o = r->pending;
+		r->pending = NULL;
+		return element_record(r, o, rec);
+	}
+	for (;;) {
+		switch (r->state) {
+		case ST_SEP:
+			ret = peek(r, &c);
+			if (ret <= 0)
+				goto cut_or_error;
+			r->pos++;
+			if (c == ',') {
+				r->state = ST_ELEM;
+			} else if (c == ']') {
+				r->state = r->fmt == GIL_INPUT_GILTRACE ? ST_TAIL : ST_END;
+			} else {
+				r->pos--;
+				if (c == '\0')
+					goto cut;
+				return fail(r, "%s", "invalid JSON: expected ',' or ']' between records");
+			}
+			break;
+		case ST_ELEM:
+			ret = peek(r, &c);
+			if (ret <= 0)
+				goto cut_or_error;
+			if (c == ']' && r->first) {
+				r->pos++;
+				r->state = r->fmt == GIL_INPUT_GILTRACE ? ST_TAIL : ST_END;
+				break;
+			}
+			if (c == '\0')
+				goto cut;
+			if (c == '[' && r->fmt == GIL_INPUT_GILTRACE && fast_interval(r, &rec->iv)) {
+				rec->type = GIL_REC_INTERVAL;
+				r->records++;
+				r->offset = r->base + r->pos;
+				r->first = false;
+				r->state = ST_SEP;
+				return 1;
+			}
+			ret = parse_value(r, &o);
+			if (ret <= 0)
+				goto cut_or_error;
+			r->records++;
+			r->offset = r->base + r->pos;
+			r->first = false;
+			r->state = ST_SEP;
+			if (!o) {
+				rec->type = GIL_REC_UNKNOWN;
+				return 1;
+			}
+			return element_record(r, o, rec);
+		case ST_TAIL:
+			ret = read_tail(r);
+			if (ret <= 0)
+				goto cut_or_error;
+			r->state = ST_END;
+			break;
+		case ST_END:
+			ret = peek(r, &c);
+			if (ret < 0)
+				return -1;
+			if (ret == 0) {
+				r->state = ST_DONE;
+				return 0;
+			}
+			return fail(r, "%s", "unexpected data after the end of the recording");
+		case ST_DONE:
+			return 0;
+		case ST_ERROR:
+			return -1;
+		}
+	}
+cut_or_error:
+	if (ret < 0 || r->state == ST_ERROR) {
+		r->state = ST_ERROR;
+		return -1;
+	}
+cut:
+	r->truncated = true;
+	r->state = ST_DONE;
+	return 0;
+}
+
+/* The file ended (or was zero-filled) inside the first line: a recording cut at its start? */
+static bool is_magic_prefix(const struct gil_reader *r)
+{
+	static const char magic[] = GIL_RAWFILE_MAGIC;
+	size_t n = r->len < sizeof(magic) - 1 ? r->len : sizeof(magic) - 1;
+	size_t i;
+
+	if (r->base || memcmp(r->buf, magic, n))
+		return false;
+	for (i = n; i < r->len; i++)
+		if (r->buf[i] != '\0' && r->buf[i] != '\n')
+			return false;
+	return true;
+}
+
+/* `{"format":"giltrace","version":1,"records":[`, in any spacing and key order. */
+static int open_giltrace(struct gil_reader *r)
+{
+	struct json_object *key = NULL, *val = NULL;
+	const char *format = NULL;
+	int64_t version = -1;
+	char c, msg[160];
+	int ret;
+
+	r->pos++; /* '{' */
+	r->fmt = GIL_INPUT_GILTRACE;
+	for (;;) {
+		ret = peek(r, &c);
+		if (ret <= 0)
+			goto ended;
+		if (c == '}')
+			return fail(r, "%s", "not a recording: a JSON object without \"records\"");
+		if (c != '"')
+			return fail(r, "%s", "not JSON: expected a key in the top-level object");
+		ret = parse_value(r, &key);
+		if (ret <= 0)
+			goto ended;
+		ret = peek(r, &c);
+		if (ret <= 0)
+			goto ended;
+		if (c != ':')
+			return fail(r, "%s", "not JSON: expected ':' in the top-level object");
+		r->pos++;
+		if (!strcmp(json_object_get_string(key), "traceEvents")) {
+			json_object_put(key);
+			return fail(r, "%s", "a Chrome trace, not a recording (already converted?)");
+		}
+		if (!strcmp(json_object_get_string(key), "records"))
+			break;
+		ret = parse_value(r, &val);
+		if (ret <= 0)
+			goto ended;
+		if (!strcmp(json_object_get_string(key), "format")) {
+			if (!json_object_is_type(val, json_type_string) ||
+			    strcmp(json_object_get_string(val), "giltrace")) {
+				snprintf(msg, sizeof(msg), "unknown format '%.64s': not a giltrace recording",
+					 json_object_get_string(val));
+				json_object_put(key);
+				json_object_put(val);
+				return fail(r, "%s", msg);
+			}
+			format = "giltrace";
+		} else if (!strcmp(json_object_get_string(key), "version")) {
+			if (!get_s64(val, &version))
+				version = -2;
+		}
+		json_object_put(key);
+		json_object_put(val);
+		key = val = NULL;
+		ret = peek(r, &c);
+		if (ret <= 0)
+			goto ended;
+		if (c == ',') {
+			r->pos++;
+		} else if (c == '}') {
+			return fail(r, "%s", "not a recording: a JSON object without \"records\"");
+		} else {
+			return fail(r, "%s", "not JSON: expected ',' in the top-level object");
+		}
+	}
+	json_object_put(key);
+	if (!format)
+		return fail(r, "%s", "unknown format: a JSON object without \"format\":\"giltrace\"");
+	if (version != GILTRACE_FORMAT_VERSION) {
+		if (version < 0)
+			return fail(r, "%s", "giltrace recording without a valid \"version\"");
+		snprintf(msg, sizeof(msg),
+			 "unsupported recording version %lld (this gil-convert reads version %d)",
+			 (long long)version, GILTRACE_FORMAT_VERSION);
+		return fail(r, "%s", msg);
+	}
+	ret = peek(r, &c);
+	if (ret <= 0)
+		goto ended;
+	if (c != '[')
+		return fail(r, "%s", "not a recording: \"records\" is not an array");
+	r->pos++;
+	r->state = ST_ELEM;
+	return 0;
+ended:
+	json_object_put(key);
+	json_object_put(val);
+	if (ret < 0)
+		return -1;
+	if (!is_magic_prefix(r))
+		return fail(r, "%s", "not JSON: the file ends inside its first value");
+	/* Cut inside the first line: a recording that holds nothing yet. */
+	r->truncated = true;
+	r->state = ST_DONE;
+	return 0;
+}
+
+static bool is_gil_event(struct json_object *o)
+{
+	struct json_object *name, *ph;
+	const char *n, *p;
+
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "ph", &ph))
+		return false;
+	p = json_object_get_string(ph);
+	if (!p || (strcmp(p, "X") && strcmp(p, "B") && strcmp(p, "E")))
+		return false;
+	if (!strcmp(p, "E") && !json_object_object_get_ex(o, "name", &name))
+		return true; /* old B/E files: E may carry no name */
+	if (!json_object_object_get_ex(o, "name", &name))
+		return false;
+	n = json_object_get_string(name);
+	return n && (!strcmp(n, "take_gil") || !strcmp(n, "drop_gil"));
+}
+
+/* A bare array: the reference tool's file, recognized by its first event. */
+static int open_systrace(struct gil_reader *r)
+{
+	struct json_object *o;
+	char c;
+	int ret;
+
+	r->pos++; /* '[' */
+	r->fmt = GIL_INPUT_SYSTRACE;
+	r->state = ST_ELEM;
+	ret = peek(r, &c);
+	if (ret < 0)
+		return -1;
+	if (ret == 0 || c == '\0' || c == ']')
+		return 0; /* cut or empty: gil_reader_next() says which */
+	ret = parse_value(r, &o);
+	if (ret < 0)
+		return -1;
+	if (ret == 0) {
+		r->truncated = true;
+		r->state = ST_DONE;
+		return 0;
+	}
+	if (!is_gil_event(o)) {
+		json_object_put(o);
+		return fail(r, "%s",
+			    "unknown format: a JSON array, but not of take_gil/drop_gil events "
+			    "(a converted trace?)");
+	}
+	r->pending = o;
+	r->records++;
+	r->offset = r->base + r->pos;
+	r->first = false;
+	r->state = ST_SEP;
+	return 0;
+}
+
+struct gil_reader *gil_reader_open(const char *path, char *err, size_t errlen)
+{
+	struct gil_reader *r;
+	struct stat st;
+	char c, msg[64];
+	int ret = -1;
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		gil_err(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	r->fd = -1;
+	r->first = true;
+	r->path = strdup(path);
+	r->buf = malloc(RBUF_SIZE);
+	r->tok = json_tokener_new_ex(64);
+	if (!r->path || !r->buf || !r->tok) {
+		gil_err(r->err, sizeof(r->err), "%s: out of memory", path);
+		goto out;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		gil_err(r->err, sizeof(r->err), "cannot open %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (fstat(r->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		gil_err(r->err, sizeof(r->err), "%s: is a directory", path);
+		goto out;
+	}
+	if (refill(r) < 0)
+		goto out;
+	if (r->len >= 3 && !memcmp(r->buf, "\xef\xbb\xbf", 3))
+		r->pos = 3; /* a UTF-8 byte order mark, as some editors write */
+	ret = peek(r, &c);
+	if (ret < 0)
+		goto out;
+	if (ret == 0) {
+		/* Empty: the recorder was stopped before its first write. */
+		r->fmt = GIL_INPUT_GILTRACE;
+		r->truncated = true;
+		r->state = ST_DONE;
+		ret = 0;
+		goto out;
+	}
+	if (c == '{') {
+		ret = open_giltrace(r);
+	} else if (c == '[') {
+		ret = open_systrace(r);
+	} else if (r->len >= 2 && (unsigned char)r->buf[0] == 0x1f &&
+		   (unsigned char)r->buf[1] == 0x8b) {
+		ret = fail(r, "%s", "compressed (gzip): decompress it first");
+	} else if (c == '\0') {
+		r->fmt = GIL_INPUT_GILTRACE;
+		r->truncated = true;
+		r->state = ST_DONE;
+		ret = 0;
+	} else {
+		if (c >= 0x20 && c < 0x7f)
+			snprintf(msg, sizeof(msg), "not JSON (it starts with '%c')", c);
+		else
+			snprintf(msg, sizeof(msg), "not JSON (it starts with byte 0x%02x)",
+				 (unsigned char)c);
+		ret = fail(r, "%s", msg);
+	}
+out:
+	if (ret < 0) {
+		gil_err(err, errlen, "%s", r->err[0] ? r->err : "cannot open the recording");
+		gil_reader_close(r);
+		return NULL;
+	}
+	return r;
+}
+
+enum gil_input_format gil_reader_format(const struct gil_reader *r)
+{
+	return r->fmt;
+}
+
+bool gil_reader_truncated(const struct gil_reader *r)
+{
+	return r->truncated;
+}
+
+uint64_t gil_reader_records(const struct gil_reader *r)
+{
+	return r->records;
+}
+
+uint64_t gil_reader_offset(const struct gil_reader *r)
+{
+	return r->offset;
+}
+
+const char *gil_reader_error(const struct gil_reader *r)
+{
+	return r->err;
+}
+
+/* Find the last line starting with {"footer": in the last @win bytes and parse it. */
+static struct json_object *footer_in_tail(struct gil_reader *r, off_t size, size_t win)
+{
+	static const char key[] = "\n{\"footer\":";
+	struct json_object *rec = NULL, *footer = NULL;
+	struct json_tokener *tok;
+	char *tail, *p, *hit = NULL;
+	ssize_t n;
+	size_t got = 0;
+
+	tail = malloc(win);
+	if (!tail)
+		return NULL;
+	while (got < win) {
+		n = pread(r->fd, tail + got, win - got, size - (off_t)win + (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	for (p = tail; got >= sizeof(key) - 1 && p <= tail + got - (sizeof(key) - 1); p++) {
+		p = memchr(p, '\n', (size_t)(tail + got - p));
+		if (!p)
+			break;
+		if (!memcmp(p, key, sizeof(key) - 1))
+			hit = p;
+	}
+	if (hit) {
+		tok = json_tokener_new_ex(64);
+		if (tok) {
+			rec = json_tokener_parse_ex(tok, hit + 1, (int)(tail + got - hit - 1));
+			json_tokener_free(tok);
+		}
+		if (rec && json_object_object_get_ex(rec, "footer", &footer) &&
+		    json_object_is_type(footer, json_type_object))
+			json_object_get(footer);
+		else
+			footer = NULL;
+		json_object_put(rec);
+	}
+	free(tail);
+	return footer;
+}
+
+struct json_object *gil_reader_footer(struct gil_reader *r)
+{
+	struct stat st;
+	size_t win;
+
+	if (r->footer_done)
+		return r->footer;
+	r->footer_done = true;
+	if (r->fmt != GIL_INPUT_GILTRACE || fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	for (win = 64 * 1024;; win *= 4) {
+		if ((off_t)win >= st.st_size)
+			win = (size_t)st.st_size;
+		r->footer = footer_in_tail(r, st.st_size, win);
+		if (r->footer || (off_t)win >= st.st_size || win >= TAIL_MAX)
+			break;
+	}
+	return r->footer;
+}
+
+void gil_reader_close(struct gil_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	json_object_put(r->cur);
+	json_object_put(r->pending);
+	json_object_put(r->footer);
+	if (r->tok)
+		json_tokener_free(r->tok);
+	free(r->buf);
+	free(r->path);
+	free(r);
+}
