@@ -10,7 +10,12 @@ mkdir -p "$out"
 chmod 750 "$out"
 "$python" "$here/gil_contention.py" 4 &
 pid=$!
-sleep 0.5
+# Wait until the interpreter is loaded (a pyenv shim execs it a moment later).
+i=0
+while [ $i -lt 50 ] && ! grep -q 'python' "/proc/$pid/maps" 2>/dev/null; do
+	sleep 0.1
+	i=$((i + 1))
+done
 "$bindir/gil-record" --pid "$pid" --duration 3 --output-dir "$out"
 wait "$pid"
 for f in "$out"/GIL_"$pid"_rank_*.json; do

@@ -3,7 +3,8 @@
 # Usage: deps.sh [--test]   (--test adds what the test suite uses: cmocka, a debug Python)
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config libtraceevent-dev libtracefs-dev
-libelf-dev libdw-dev liblzma-dev libjson-c-dev python3"
+libelf-dev libdw-dev liblzma-dev libjson-c-dev python3 python3-dbg"
+# python3-dbg: Debian's python3 is stripped; its debug symbols let gil-record find the GIL.
 if [ "${1:-}" = "--test" ]; then
 	# python3.11-dbg gives Debian's stripped python3.11 its symbols (and pulls the matching
 	# python3.11, so their build-ids agree); xz-utils and binutils serve the symbol tests.
