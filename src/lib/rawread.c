@@ -51,6 +51,7 @@ struct gil_reader {
 	char *buf;
 	size_t pos, len;
 	uint64_t base; /* file offset of buf[0] */
+	size_t vend; /* where the last value parsed by the tokener ended in buf */
 	bool eof;
 	bool first; /* no element read yet */
 	bool truncated;
@@ -159,6 +160,13 @@ static int parse_value(struct gil_reader *r, struct json_object **out)
 		jerr = json_tokener_get_error(r->tok);
 		if (obj || jerr == json_tokener_success) {
 			r->pos += end;
+			/* the tokener eats blanks after a value: the value ends before them */
+			r->vend = r->pos;
+			while (r->vend > 0 && (r->buf[r->vend - 1] == ' ' ||
+					       r->buf[r->vend - 1] == '\n' ||
+					       r->buf[r->vend - 1] == '\t' ||
+					       r->buf[r->vend - 1] == '\r'))
+				r->vend--;
 			*out = obj;
 			return 1;
 		}
@@ -264,7 +272,7 @@ static int array_record(struct gil_reader *r, struct json_object *a, struct gil_
 	    !get_u64(json_object_array_get_idx(a, 4), &flags) || flags > UINT32_MAX) {
 		char what[64];
 
-		snprintf(what, sizeof(what), "%llu", (unsigned long long)r->records + 1);
+		snprintf(what, sizeof(what), "%llu", (unsigned long long)r->records);
 		return fail(r, "record %s: malformed interval", what);
 	}
 	if (kind > GIL_KIND_MAX) {
@@ -335,7 +343,7 @@ static int object_record(struct gil_reader *r, struct json_object *o, struct gil
 	return 1;
 bad:
 	snprintf(what, sizeof(what), "record %llu: malformed %s record",
-		 (unsigned long long)r->records + 1,
+		 (unsigned long long)r->records,
 		 rec->type == GIL_REC_THREAD ? "thread" : rec->type == GIL_REC_LOST ? "lost" : "exit");
 	return fail(r, "%s", what);
 }
@@ -349,10 +357,18 @@ static int element_record(struct gil_reader *r, struct json_object *o, struct gi
 	if (json_object_is_type(o, json_type_object))
 		return object_record(r, o, rec);
 	if (r->fmt == GIL_INPUT_SYSTRACE)
-		return fail(r, "element %s is not an event object", "");
+		return fail(r, "record %llu: not an event object", (unsigned long long)r->records);
 	rec->type = GIL_REC_UNKNOWN;
 	rec->obj = o;
 	return 1;
+}
+
+/* peek() for the first line and after the records, where a zero byte means a crash cut the file there. */
+static int peek_head(struct gil_reader *r, char *c)
+{
+	int ret = peek(r, c);
+
+	return ret > 0 && *c == '\0' ? 0 : ret;
 }
 
 /* After the records array: `,"key":value ...}`; unknown keys are skipped. */
@@ -363,7 +379,7 @@ static int read_tail(struct gil_reader *r)
 	int ret;
 
 	for (;;) {
-		ret = peek(r, &c);
+		ret = peek_head(r, &c);
 		if (ret <= 0)
 			return ret;
 		if (c == '}') {
@@ -449,7 +465,7 @@ int gil_reader_next(struct gil_reader *r, struct gil_record *rec)
 			if (ret <= 0)
 				goto cut_or_error;
 			r->records++;
-			r->offset = r->base + r->pos;
+			r->offset = r->base + r->vend;
 			r->first = false;
 			r->state = ST_SEP;
 			if (!o) {
@@ -467,7 +483,8 @@ int gil_reader_next(struct gil_reader *r, struct gil_record *rec)
 			ret = peek(r, &c);
 			if (ret < 0)
 				return -1;
-			if (ret == 0) {
+			if (ret == 0 || c == '\0') {
+				/* a zero-filled tail after a complete file changes nothing */
 				r->state = ST_DONE;
 				return 0;
 			}
@@ -489,18 +506,27 @@ cut:
 	return 0;
 }
 
-/* The file ended (or was zero-filled) inside the first line: a recording cut at its start? */
-static bool is_magic_prefix(const struct gil_reader *r)
+/*
+ * The file ended inside its first line: is all of it a prefix of that line, then perhaps a
+ * zero-filled tail? Then it is a recording cut at its start. Read again from the start, since
+ * the buffer may have moved on.
+ */
+static bool is_magic_prefix(struct gil_reader *r)
 {
 	static const char magic[] = GIL_RAWFILE_MAGIC;
-	size_t n = r->len < sizeof(magic) - 1 ? r->len : sizeof(magic) - 1;
-	size_t i;
+	char head[64 * 1024];
+	ssize_t n;
+	size_t m;
 
-	if (r->base || memcmp(r->buf, magic, n))
+	do
+		n = pread(r->fd, head, sizeof(head), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 || (size_t)n == sizeof(head))
 		return false;
-	for (i = n; i < r->len; i++)
-		if (r->buf[i] != '\0' && r->buf[i] != '\n')
-			return false;
+	for (m = (size_t)n; m && (head[m - 1] == '\0' || head[m - 1] == '\n'); m--)
+		;
+	if (m > sizeof(magic) - 1 || memcmp(head, magic, m))
+		return false;
 	return true;
 }
 
@@ -516,7 +542,7 @@ static int open_giltrace(struct gil_reader *r)
 	r->pos++; /* '{' */
 	r->fmt = GIL_INPUT_GILTRACE;
 	for (;;) {
-		ret = peek(r, &c);
+		ret = peek_head(r, &c);
 		if (ret <= 0)
 			goto ended;
 		if (c == '}')
@@ -526,7 +552,7 @@ static int open_giltrace(struct gil_reader *r)
 		ret = parse_value(r, &key);
 		if (ret <= 0)
 			goto ended;
-		ret = peek(r, &c);
+		ret = peek_head(r, &c);
 		if (ret <= 0)
 			goto ended;
 		if (c != ':')
@@ -558,7 +584,7 @@ static int open_giltrace(struct gil_reader *r)
 		json_object_put(key);
 		json_object_put(val);
 		key = val = NULL;
-		ret = peek(r, &c);
+		ret = peek_head(r, &c);
 		if (ret <= 0)
 			goto ended;
 		if (c == ',') {
@@ -570,6 +596,7 @@ static int open_giltrace(struct gil_reader *r)
 		}
 	}
 	json_object_put(key);
+	key = NULL;
 	if (!format)
 		return fail(r, "%s", "unknown format: a JSON object without \"format\":\"giltrace\"");
 	if (version != GILTRACE_FORMAT_VERSION) {
@@ -580,7 +607,7 @@ static int open_giltrace(struct gil_reader *r)
 			 (long long)version, GILTRACE_FORMAT_VERSION);
 		return fail(r, "%s", msg);
 	}
-	ret = peek(r, &c);
+	ret = peek_head(r, &c);
 	if (ret <= 0)
 		goto ended;
 	if (c != '[')
@@ -650,7 +677,7 @@ static int open_systrace(struct gil_reader *r)
 	}
 	r->pending = o;
 	r->records++;
-	r->offset = r->base + r->pos;
+	r->offset = r->base + r->vend;
 	r->first = false;
 	r->state = ST_SEP;
 	return 0;
@@ -778,7 +805,7 @@ static struct json_object *footer_in_tail(struct gil_reader *r, off_t size, size
 	}
 	for (p = tail; got >= sizeof(key) - 1 && p <= tail + got - (sizeof(key) - 1); p++) {
 		p = memchr(p, '\n', (size_t)(tail + got - p));
-		if (!p)
+		if (!p || (size_t)(tail + got - p) < sizeof(key) - 1)
 			break;
 		if (!memcmp(p, key, sizeof(key) - 1))
 			hit = p;

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The recording format end to end: what rawfile.c writes, rawread.c reads back; a file cut at
+ * any byte yields exactly its complete records; sysTrace files; every error message.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "giltrace.h"
+#include "rawfile.h"
+
+static char dir[] = "/tmp/test-rawfile.XXXXXX";
+static int dirfd_;
+
+static const struct gil_interval ivs[] = {
+	{ .tid = 4242, .kind = GIL_KIND_TAKE, .start = 172163578940000, .dur = 3120 },
+	{ .tid = 4242, .kind = GIL_KIND_HOLD, .start = 172163578943120, .dur = 602000 },
+	{ .tid = 4243, .kind = GIL_KIND_TAKE, .start = 172163578941000, .dur = 604000,
+	  .flags = GIL_F_BEGIN_UNKNOWN },
+	{ .tid = 4242, .kind = GIL_KIND_DROP, .start = 172163579545120, .dur = 0,
+	  .flags = GIL_F_TRUNCATED | GIL_F_LOST | GIL_F_RESYNC },
+	{ .tid = 2147483647, .kind = GIL_KIND_HOLD, .start = 9223372036854775807ull,
+	  .dur = 18446744073709551615ull, .flags = 4294967295u },
+};
+
+static char *path_of(const char *name)
+{
+	static char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return p;
+}
+
+static void put_file(const char *name, const char *data, size_t n)
+{
+	FILE *f = fopen(path_of(name), "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+static char *get_file(const char *name, size_t *n)
+{
+	FILE *f = fopen(path_of(name), "r");
+	char *buf;
+	long len;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)len + 1);
+	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+	buf[len] = '\0';
+	fclose(f);
+	*n = (size_t)len;
+	return buf;
+}
+
+/* A recording written by the writer, with every record type. */
+static void write_sample(const char *name)
+{
+	struct json_object *header, *footer;
+	struct gil_rawfile *w;
+	char err[256];
+	size_t i;
+
+	unlinkat(dirfd_, name, 0);
+	w = gil_rawfile_create(dirfd_, name, err, sizeof(err));
+	assert_non_null(w);
+	header = json_tokener_parse("{\"tool\":\"giltrace 0.1.0\",\"pid\":4242,\"rank\":3,"
+				    "\"cmdline\":\"python3 -c \\\"x\\\"\",\"clock\":"
+				    "\"CLOCK_MONOTONIC_RAW\",\"start_ns\":172163578931250,"
+				    "\"clock_offsets\":{\"monotonic_ns\":-5,\"realtime_ns\":"
+				    "1736236719758419750}}");
+	footer = json_tokener_parse("{\"end_ns\":172164263870310,\"clock_offsets\":{"
+				    "\"monotonic_ns\":-5,\"realtime_ns\":1736236719758420750},"
+				    "\"reason\":\"duration\",\"lost\":12,\"threads\":[{\"tid\":4242,"
+				    "\"name\":\"python3\"}]}");
+	assert_int_equal(gil_rawfile_header(w, header), 0);
+	assert_int_equal(gil_rawfile_thread(w, 4242, "python3", 172163578931250), 0);
+	assert_int_equal(gil_rawfile_thread(w, 4243, "wörker \"1\"", 172163578931251), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(gil_rawfile_interval(w, &ivs[i]), 0);
+	assert_int_equal(gil_rawfile_lost(w, 1, 12, 172163579545120), 0);
+	for (; i < sizeof(ivs) / sizeof(ivs[0]); i++)
+		assert_int_equal(gil_rawfile_interval(w, &ivs[i]), 0);
+	assert_int_equal(gil_rawfile_exit(w, 4243, 172163579545999), 0);
+	assert_int_equal(gil_rawfile_finish(w, footer), 0);
+	assert_string_equal(gil_rawfile_error(w), "");
+	assert_int_equal(gil_rawfile_intervals(w), 5);
+	gil_rawfile_free(w);
+	json_object_put(header);
+	json_object_put(footer);
+}
+
+#define NREC 11 /* header, 2 threads, 3 intervals, lost, 2 intervals, exit, footer */
+
+static void expect_record(const struct gil_record *rec, int i)
+{
+	static const enum gil_rec_type types[NREC] = {
+		GIL_REC_HEADER, GIL_REC_THREAD, GIL_REC_THREAD, GIL_REC_INTERVAL, GIL_REC_INTERVAL,
+		GIL_REC_INTERVAL, GIL_REC_LOST, GIL_REC_INTERVAL, GIL_REC_INTERVAL, GIL_REC_EXIT,
+		GIL_REC_FOOTER,
+	};
+	static const int iv_index[NREC] = { -1, -1, -1, 0, 1, 2, -1, 3, 4, -1, -1 };
+	struct json_object *v;
+
+	assert_int_equal(rec->type, types[i]);
+	if (iv_index[i] >= 0) {
+		const struct gil_interval *e = &ivs[iv_index[i]];
+
+		assert_int_equal(rec->iv.tid, e->tid);
+		assert_int_equal(rec->iv.kind, e->kind);
+		assert_int_equal(rec->iv.flags, e->flags);
+		assert_true(rec->iv.start == e->start);
+		assert_true(rec->iv.dur == e->dur);
+	}
+	switch (i) {
+	case 0:
+		assert_true(json_object_object_get_ex(rec->obj, "pid", &v));
+		assert_int_equal(json_object_get_int(v), 4242);
+		break;
+	case 1:
+		assert_int_equal(rec->tid, 4242);
+		assert_string_equal(rec->name, "python3");
+		assert_true(rec->ts == 172163578931250);
+		break;
+	case 2:
+		assert_string_equal(rec->name, "wörker \"1\"");
+		break;
+	case 6:
+		assert_int_equal(rec->cpu, 1);
+		assert_true(rec->count == 12);
+		assert_true(rec->ts == 172163579545120);
+		break;
+	case 9:
+		assert_int_equal(rec->tid, 4243);
+		assert_true(rec->ts == 172163579545999);
+		break;
+	case 10:
+		assert_true(json_object_object_get_ex(rec->obj, "lost", &v));
+		assert_int_equal(json_object_get_int(v), 12);
+		break;
+	}
+}
+
+static void test_round_trip(void **state)
+{
+	struct gil_record rec;
+	struct gil_reader *r;
+	struct json_object *f, *v;
+	char err[512];
+	int i = 0, ret;
+	size_t n;
+	char *text;
+
+	write_sample("round.json");
+	text = get_file("round.json", &n);
+	assert_memory_equal(text, GIL_RAWFILE_MAGIC "\n", sizeof(GIL_RAWFILE_MAGIC));
+	assert_string_equal(text + n - 4, "\n]}\n");
+	r = gil_reader_open(path_of("round.json"), err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(gil_reader_format(r), GIL_INPUT_GILTRACE);
+	/* the footer is known before the first record, and reading it moves nothing */
+	f = gil_reader_footer(r);
+	assert_non_null(f);
+	assert_true(json_object_object_get_ex(f, "end_ns", &v));
+	assert_true(json_object_get_int64(v) == 172164263870310);
+	while ((ret = gil_reader_next(r, &rec)) > 0)
+		expect_record(&rec, i++);
+	assert_int_equal(ret, 0);
+	assert_int_equal(i, NREC);
+	assert_false(gil_reader_truncated(r));
+	assert_int_equal(gil_reader_records(r), NREC);
+	/* everything but the closing line */
+	assert_int_equal(gil_reader_offset(r), n - 4);
+	assert_int_equal(gil_reader_next(r, &rec), 0);
+	gil_reader_close(r);
+	free(text);
+}
+
+/* Where each record of @text ends: one record per line after the first. */
+static size_t record_ends(const char *text, size_t n, size_t *ends, size_t max)
+{
+	size_t k = 0, i = 0, line = 0, start = 0;
+
+	for (i = 0; i < n; i++) {
+		if (text[i] != '\n')
+			continue;
+		if (line > 0 && text[start] != ']') {
+			size_t e = i;
+
+			if (text[e - 1] == ',')
+				e--;
+			assert_true(k < max);
+			ends[k++] = e;
+		}
+		line++;
+		start = i + 1;
+	}
+	return k;
+}
+
+static void read_prefix(const char *text, size_t n, size_t k, size_t zeros, const size_t *ends,
+			size_t nends, size_t closed)
+{
+	struct gil_record rec;
+	struct gil_reader *r;
+	char err[512], *buf;
+	size_t expect = 0, got = 0;
+	int ret;
+
+	buf = calloc(1, k + zeros + 1);
+	memcpy(buf, text, k);
+	put_file("cut.json", buf, k + zeros);
+	free(buf);
+	while (expect < nends && ends[expect] <= k)
+		expect++;
+	r = gil_reader_open(path_of("cut.json"), err, sizeof(err));
+	if (!r)
+		fail_msg("prefix %zu: %s", k, err);
+	while ((ret = gil_reader_next(r, &rec)) > 0)
+		expect_record(&rec, (int)got++);
+	if (ret < 0)
+		fail_msg("prefix %zu+%zu zeros: %s", k, zeros, gil_reader_error(r));
+	if (got != expect)
+		fail_msg("prefix %zu: %zu records, expected %zu", k, got, expect);
+	assert_int_equal(gil_reader_records(r), expect);
+	assert_int_equal(gil_reader_truncated(r), zeros || k < closed);
+	assert_int_equal(gil_reader_offset(r), expect ? ends[expect - 1] : 0);
+	assert_int_equal(gil_reader_format(r), GIL_INPUT_GILTRACE);
+	/* a cut file has no footer to read ahead */
+	if (k < ends[nends - 1])
+		assert_null(gil_reader_footer(r));
+	gil_reader_close(r);
+	(void)n;
+}
+
+static void test_cut_everywhere(void **state)
+{
+	size_t n, k, ends[64], nends, closed;
+	char *text;
+
+	write_sample("whole.json");
+	text = get_file("whole.json", &n);
+	nends = record_ends(text, n, ends, 64);
+	assert_int_equal(nends, NREC);
+	closed = n - 1; /* after "]}" */
+	for (k = 0; k <= n; k++) {
+		read_prefix(text, n, k, 0, ends, nends, closed);
+		/* a crash can leave a zero-filled tail: the same records, always cut */
+		if (k < closed)
+			read_prefix(text, n, k, 64, ends, nends, closed);
+	}
+	free(text);
+}
+
+/* A file with many records crosses the reader's 1 MiB buffer many times. */
+static void test_large(void **state)
+{
+	struct gil_interval iv = { .tid = 7, .kind = GIL_KIND_HOLD };
+	struct json_object *h, *f;
+	struct gil_rawfile *w;
+	struct gil_record rec;
+	struct gil_reader *r;
+	char err[256], *cmd;
+	uint64_t i, n = 200000, seen = 0;
+	int ret;
+
+	/* a 3 MiB command line goes through the tokener in several chunks */
+	cmd = malloc(3 << 20);
+	memset(cmd, 'a', (3 << 20) - 1);
+	cmd[(3 << 20) - 1] = '\0';
+	h = json_object_new_object();
+	json_object_object_add(h, "cmdline", json_object_new_string(cmd));
+	f = json_object_new_object();
+	unlinkat(dirfd_, "large.json", 0);
+	w = gil_rawfile_create(dirfd_, "large.json", err, sizeof(err));
+	assert_non_null(w);
+	assert_int_equal(gil_rawfile_header(w, h), 0);
+	for (i = 0; i < n; i++) {
+		iv.start = 1000000000000000ull + i * 1000;
+		iv.dur = i;
+		iv.kind = (uint8_t)(i % 3);
+		assert_int_equal(gil_rawfile_interval(w, &iv), 0);
+	}
+	assert_int_equal(gil_rawfile_finish(w, f), 0);
+	gil_rawfile_free(w);
+	r = gil_reader_open(path_of("large.json"), err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_HEADER);
+	assert_int_equal(strlen(json_object_get_string(json_object_object_get(rec.obj,
+									      "cmdline"))),
+			 (3 << 20) - 1);
+	while ((ret = gil_reader_next(r, &rec)) > 0) {
+		if (rec.type != GIL_REC_INTERVAL)
+			continue;
+		assert_true(rec.iv.start == 1000000000000000ull + seen * 1000);
+		assert_true(rec.iv.dur == seen);
+		assert_int_equal(rec.iv.kind, seen % 3);
+		seen++;
+	}
+	assert_int_equal(ret, 0);
+	assert_true(seen == n);
+	assert_false(gil_reader_truncated(r));
+	gil_reader_close(r);
+	json_object_put(h);
+	json_object_put(f);
+	free(cmd);
+}
+
+/* Spacing, extra elements, big numbers, unknown records: the general path. */
+static void test_general_path(void **state)
+{
+	static const char text[] =
+		"{ \"version\" : 1 , \"format\": \"giltrace\", \"x\": [1, {\"y\": 2}],\n"
+		"  \"records\" : [\n"
+		"[ 5 , 1 , 18446744073709551615 , 2 , 0 ] ,\n"
+		"[5,0,7,8,1,\"attribution\",{\"later\":true}],\n"
+		"[5,9,7,8,1],\n"
+		"{\"future\":{\"a\":1}},\n"
+		"null,\n"
+		"[-3,2,10,0,0]\n"
+		"], \"more\": {\"k\": [1,2]} }\n";
+	struct gil_record rec;
+	struct gil_reader *r;
+	char err[256];
+
+	put_file("general.json", text, sizeof(text) - 1);
+	r = gil_reader_open(path_of("general.json"), err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_INTERVAL);
+	assert_true(rec.iv.start == 18446744073709551615ull);
+	assert_int_equal(rec.iv.kind, GIL_KIND_HOLD);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_INTERVAL);
+	assert_int_equal(rec.iv.flags, 1);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_UNKNOWN); /* kind 9: a later version's */
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_UNKNOWN);
+	assert_non_null(rec.obj);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_UNKNOWN);
+	assert_null(rec.obj);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_INTERVAL);
+	assert_int_equal(rec.iv.tid, -3);
+	assert_int_equal(gil_reader_next(r, &rec), 0);
+	assert_false(gil_reader_truncated(r));
+	assert_int_equal(gil_reader_records(r), 6);
+	gil_reader_close(r);
+}
+
+static void test_systrace(void **state)
+{
+	static const char x[] =
+		"[\n"
+		"  {\"name\": \"take_gil\", \"ph\": \"X\", \"ts\": 1736408883694250, \"dur\": 3.120, "
+		"\"pid\": \"0\", \"tid\": \"GIL_3096504\"},\n"
+		"  {\"name\": \"drop_gil\", \"ph\": \"X\", \"ts\": 1736408883694853, \"dur\": 0.860, "
+		"\"pid\": \"0\", \"tid\": \"GIL_3096504\"}\n"
+		"]\n";
+	static const char be[] = "[{\"name\":\"take_gil\",\"ph\":\"B\",\"ts\":1,\"pid\":\"1\","
+				 "\"tid\":\"GIL_1\"},{\"ph\":\"E\",\"ts\":2,\"pid\":\"1\","
+				 "\"tid\":\"GIL_1\"}";
+	struct gil_record rec;
+	struct gil_reader *r;
+	char err[256];
+
+	put_file("GIL_3096504_rank_0.json", x, sizeof(x) - 1);
+	r = gil_reader_open(path_of("GIL_3096504_rank_0.json"), err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(gil_reader_format(r), GIL_INPUT_SYSTRACE);
+	assert_null(gil_reader_footer(r));
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_EVENT);
+	assert_string_equal(json_object_get_string(json_object_object_get(rec.obj, "name")),
+			    "take_gil");
+	/* the duration's digits survive: json-c keeps the text of a double */
+	assert_string_equal(json_object_to_json_string(json_object_object_get(rec.obj, "dur")),
+			    "3.120");
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(gil_reader_next(r, &rec), 0);
+	assert_false(gil_reader_truncated(r));
+	assert_int_equal(gil_reader_records(r), 2);
+	gil_reader_close(r);
+
+	/* the older B/E form, cut before its closing bracket */
+	put_file("be.json", be, sizeof(be) - 1);
+	r = gil_reader_open(path_of("be.json"), err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(gil_reader_format(r), GIL_INPUT_SYSTRACE);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(gil_reader_next(r, &rec), 0);
+	assert_true(gil_reader_truncated(r));
+	gil_reader_close(r);
+
+	/* the reference tool writes "[]" for nothing */
+	put_file("empty.json", "[]\n", 3);
+	r = gil_reader_open(path_of("empty.json"), err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(gil_reader_format(r), GIL_INPUT_SYSTRACE);
+	assert_int_equal(gil_reader_next(r, &rec), 0);
+	assert_false(gil_reader_truncated(r));
+	gil_reader_close(r);
+}
+
+static void expect_error(const char *name, const char *data, size_t n, const char *msg)
+{
+	char err[512], want[512];
+
+	if (data)
+		put_file(name, data, n);
+	snprintf(want, sizeof(want), msg, path_of(name));
+	assert_null(gil_reader_open(path_of(name), err, sizeof(err)));
+	assert_string_equal(err, want);
+}
+
+static void test_open_errors(void **state)
+{
+	expect_error("missing.json", NULL, 0, "cannot open %s: No such file or directory");
+	expect_error("text.json", "hello\n", 6, "%s: not JSON (it starts with 'h')");
+	expect_error("gz.json", "\x1f\x8b\x08\x00", 4, "%s: compressed (gzip): decompress it first");
+	expect_error("v2.json", "{\"format\":\"giltrace\",\"version\":2,\"records\":[\n", 46,
+		     "%s: unsupported recording version 2 (this gil-convert reads version 1)");
+	expect_error("other.json", "{\"format\":\"perf\",\"version\":1,\"records\":[", 40,
+		     "%s: unknown format 'perf': not a giltrace recording");
+	expect_error("obj.json", "{\"a\":1,\"records\":[]}", 20,
+		     "%s: unknown format: a JSON object without \"format\":\"giltrace\"");
+	expect_error("chrome.json", "{\"traceEvents\":[]}", 18,
+		     "%s: a Chrome trace, not a recording (already converted?)");
+	expect_error("conv.json", "[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1}]", 42,
+		     "%s: unknown format: a JSON array, but not of take_gil/drop_gil events (a "
+		     "converted trace?)");
+	expect_error("noversion.json", "{\"format\":\"giltrace\",\"records\":[", 32,
+		     "%s: giltrace recording without a valid \"version\"");
+	expect_error("notobj.json", "{\"format\":\"giltrace\",\"version\":1}", 33,
+		     "%s: not a recording: a JSON object without \"records\"");
+	expect_error("cutjunk.json", "{\"traceE", 8, "%s: not JSON: the file ends inside its "
+		     "first value");
+	mkdir(path_of("adir"), 0755);
+	expect_error("adir", NULL, 0, "%s: is a directory");
+}
+
+static void expect_next_error(const char *name, const char *data, int good, const char *msg)
+{
+	struct gil_record rec;
+	struct gil_reader *r;
+	char err[512], want[512];
+	int i;
+
+	put_file(name, data, strlen(data));
+	r = gil_reader_open(path_of(name), err, sizeof(err));
+	assert_non_null(r);
+	for (i = 0; i < good; i++)
+		assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(gil_reader_next(r, &rec), -1);
+	snprintf(want, sizeof(want), msg, path_of(name));
+	assert_string_equal(gil_reader_error(r), want);
+	assert_int_equal(gil_reader_next(r, &rec), -1);
+	gil_reader_close(r);
+}
+
+static void test_read_errors(void **state)
+{
+	expect_next_error("garbage.json", GIL_RAWFILE_MAGIC "\n#", 0,
+			  "%s: invalid JSON at byte 45: unexpected character");
+	expect_next_error("bad-iv.json", GIL_RAWFILE_MAGIC "\n[1,0,5,6,0],\n[1,2],\n", 1,
+			  "%s: record 2: malformed interval");
+	expect_next_error("neg-dur.json", GIL_RAWFILE_MAGIC "\n[1,0,5,-6,0]\n]}\n", 0,
+			  "%s: record 1: malformed interval");
+	expect_next_error("bad-thread.json", GIL_RAWFILE_MAGIC "\n{\"thread\":{\"name\":\"x\"}}\n",
+			  0, "%s: record 1: malformed thread record");
+	expect_next_error("bad-sep.json", GIL_RAWFILE_MAGIC "\n[1,0,5,6,0] [1,0,5,6,0]\n", 1,
+			  "%s: invalid JSON: expected ',' or ']' between records");
+	expect_next_error("trailing.json", GIL_RAWFILE_MAGIC "\n[1,0,5,6,0]\n]}\nxyz\n", 1,
+			  "%s: unexpected data after the end of the recording");
+	expect_next_error("sys-bad.json", "[{\"name\":\"take_gil\",\"ph\":\"X\"}, 5]", 1,
+			  "%s: record 2: not an event object");
+}
+
+/* An empty file, or one cut inside its first line, is a recording that holds nothing yet. */
+static void test_empty(void **state)
+{
+	static const char *const cases[] = { "", "\n", "{\"format\":\"gilt",
+					     GIL_RAWFILE_MAGIC, GIL_RAWFILE_MAGIC "\n" };
+	struct gil_record rec;
+	struct gil_reader *r;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		put_file("empty-rec.json", cases[i], strlen(cases[i]));
+		r = gil_reader_open(path_of("empty-rec.json"), err, sizeof(err));
+		if (!r)
+			fail_msg("case %zu: %s", i, err);
+		assert_int_equal(gil_reader_format(r), GIL_INPUT_GILTRACE);
+		assert_int_equal(gil_reader_next(r, &rec), 0);
+		assert_true(gil_reader_truncated(r));
+		assert_int_equal(gil_reader_records(r), 0);
+		gil_reader_close(r);
+	}
+	/* a complete recording without intervals is not cut */
+	put_file("empty-ok.json", GIL_RAWFILE_MAGIC "\n{\"header\":{}},\n{\"footer\":{}}\n]}\n",
+		 sizeof(GIL_RAWFILE_MAGIC) + 32);
+	r = gil_reader_open(path_of("empty-ok.json"), err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_FOOTER);
+	assert_int_equal(gil_reader_next(r, &rec), 0);
+	assert_false(gil_reader_truncated(r));
+	gil_reader_close(r);
+}
+
+static int setup(void **state)
+{
+	if (!mkdtemp(dir))
+		return -1;
+	dirfd_ = open(dir, O_RDONLY | O_DIRECTORY);
+	return dirfd_ < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	close(dirfd_);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_cut_everywhere),
+		cmocka_unit_test(test_large),        cmocka_unit_test(test_general_path),
+		cmocka_unit_test(test_systrace),     cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_read_errors),  cmocka_unit_test(test_empty),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
