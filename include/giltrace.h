@@ -56,6 +56,8 @@ struct gil_options {
 	const char *output_dir; /* NULL: $SYSTRACE_DUMP_PATH/GIL, else /home/sysTrace/GIL */
 	size_t ring_pages; /* per-CPU ring size in pages (power of two); 0: default */
 	int verbosity; /* enum gil_verbosity */
+	char *const *command; /* launch this (argv, NULL-terminated) and record its CPythons */
+	bool command_as_root; /* under sudo, keep root for the command (default: SUDO_USER) */
 };
 
 /* Per-process result, valid after gil_recorder_finish(). */
@@ -131,6 +133,15 @@ const struct gil_process_stats *gil_recorder_stats(const struct gil_recorder *re
  */
 const struct gil_thread_summary *gil_recorder_threads(const struct gil_recorder *rec, size_t proc,
 						       size_t *nr);
+
+/**
+ * gil_recorder_command - the launched command: its pid, and whether it still runs. When it
+ * ended, *@status is its wait status. Returns its pid, or 0 without a command.
+ */
+pid_t gil_recorder_command(struct gil_recorder *rec, bool *running, int *status);
+
+/** gil_recorder_command_wait - wait for the launched command to end; its wait status. */
+int gil_recorder_command_wait(struct gil_recorder *rec);
 
 /** gil_recorder_lost - events the kernel reported lost so far, over all CPUs. */
 uint64_t gil_recorder_lost(const struct gil_recorder *rec);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "giltrace.h"
@@ -27,12 +28,30 @@ static void on_signal(int sig)
 	got_signal = sig;
 }
 
+static void on_child(int sig)
+{
+	(void)sig;
+}
+
+/* A wait status as a shell would give it back. */
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: " PROG " [OPTION]...\n"
+		"  or:  " PROG " [OPTION]... [--] COMMAND [ARG]...\n"
 		"Record when each thread of CPython processes waits for, holds and releases the GIL.\n"
 		"Needs root. Writes GIL_<pid>_rank_<rank>.json per process.\n"
+		"With COMMAND, run it and record its CPython processes from their first Python line\n"
+		"until it exits; exit with its status.\n"
 		"\n"
 		"  -p, --pid PID[,PID...]   record these processes (default: every CPython process,\n"
 		"                           including ones that start while recording)\n"
@@ -41,6 +60,8 @@ static void usage(FILE *f)
 		"  -o, --output-dir DIR     where files go (default $SYSTRACE_DUMP_PATH/GIL,\n"
 		"                           else /home/sysTrace/GIL)\n"
 		"  -m, --mmap-pages PAGES   ring buffer pages per CPU, a power of two (default 1024)\n"
+		"      --as-root            under sudo, run COMMAND as root (default: as the user\n"
+		"                           who ran sudo)\n"
 		"      --cleanup            remove probe groups left by killed recorders, then exit\n"
 		"  -q, --quiet              print errors and lost-event warnings only\n"
 		"  -v, --verbose            say more; twice for libtracefs/libtraceevent debug output\n"
@@ -168,6 +189,7 @@ int main(int argc, char **argv)
 		{ "output-dir", required_argument, NULL, 'o' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "cleanup", no_argument, NULL, 'C' },
+		{ "as-root", no_argument, NULL, 'R' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -220,6 +242,9 @@ int main(int argc, char **argv)
 		case 'C':
 			cleanup = true;
 			break;
+		case 'R':
+			opts.command_as_root = true;
+			break;
 		case 'q':
 			verbosity = GIL_QUIET;
 			break;
@@ -247,8 +272,12 @@ int main(int argc, char **argv)
 			return bad_usage("unrecognized option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if (optind < argc) {
+		if (nr_pids)
+			return bad_usage("give either --pid or a command to run, not both (got '%s')",
+					 argv[optind]);
+		opts.command = &argv[optind];
+	}
 
 	if (cleanup) {
 		if (geteuid() != 0) {
@@ -276,6 +305,9 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* A launched command's ptrace stops wake the loop at once (poll returns EINTR). */
+	sa.sa_handler = on_child;
+	sigaction(SIGCHLD, &sa, NULL);
 
 	rec = gil_recorder_alloc(&opts);
 	if (!rec) {
@@ -295,7 +327,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
 		goto out;
 	}
-	if (verbosity >= GIL_NORMAL) {
+	if (verbosity >= GIL_NORMAL && opts.command) {
+		fprintf(stderr, PROG ": recording the CPython processes of '%s'", opts.command[0]);
+		if (opts.duration > 0)
+			fprintf(stderr, " for %gs", opts.duration);
+		fprintf(stderr, "\n");
+	} else if (verbosity >= GIL_NORMAL) {
 		fprintf(stderr, PROG ": recording %zu process(es)", gil_recorder_nr_targets(rec));
 		if (!nr_pids)
 			fprintf(stderr, " and any CPython that starts");
@@ -322,6 +359,26 @@ int main(int argc, char **argv)
 		ret = 1;
 	}
 	summary(rec, verbosity);
+	if (opts.command) {
+		bool running = false;
+		int status = 0;
+		pid_t child = gil_recorder_command(rec, &running, &status);
+
+		if (!gil_recorder_nr_targets(rec) && verbosity >= GIL_NORMAL && ret == 0)
+			fprintf(stderr, PROG ": warning: '%s' ran no CPython with a GIL: nothing was recorded\n",
+				opts.command[0]);
+		if (running && got_signal) {
+			status = gil_recorder_command_wait(rec);
+			running = false;
+		}
+		if (running) {
+			if (verbosity >= GIL_NORMAL)
+				fprintf(stderr, PROG ": recording done; '%s' (pid %d) goes on\n",
+					opts.command[0], (int)child);
+		} else if (ret == 0) {
+			ret = exit_code_of(status);
+		}
+	}
 out:
 	gil_recorder_free(rec);
 	free(pids);

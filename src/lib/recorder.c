@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +26,11 @@
 
 #include <event-parse.h>
 #include <tracefs.h>
+#include <gelf.h>
 
 #include "clock.h"
 #include "decode.h"
+#include "launch.h"
 #include "giltrace.h"
 #include "pairing.h"
 #include "probes.h"
@@ -109,7 +112,7 @@ struct gil_recorder {
 	size_t nr_decoded;
 	struct object *objects;
 	size_t nr_objects;
-	struct target *targets;
+	struct target **targets; /* stable addresses: pairing callbacks keep them */
 	size_t nr_targets;
 	struct qent *q;
 	size_t nq, qcap;
@@ -122,6 +125,12 @@ struct gil_recorder {
 	const char *reason;
 	struct gil_process_stats *stats;
 	size_t last_target;
+	struct {
+		pid_t pid, parent;
+	} forks[256]; /* recent processes forked by targets, not yet seen running Python */
+	size_t next_fork;
+	bool launching; /* a command was launched and is followed */
+	struct gil_launch launch;
 	char err[1024];
 };
 
@@ -158,7 +167,7 @@ struct gil_recorder *gil_recorder_alloc(const struct gil_options *opts)
 		return NULL;
 	rec->opts = *opts;
 	rec->dirfd = -1;
-	rec->all = !opts->pids || !opts->nr_pids;
+	rec->all = (!opts->pids || !opts->nr_pids) && !opts->command;
 	if (!rec->all) {
 		rec->pids = malloc(opts->nr_pids * sizeof(pid_t));
 		if (!rec->pids)
@@ -399,12 +408,12 @@ static struct target *target_of(struct gil_recorder *rec, pid_t pid)
 	size_t i;
 
 	/* Events come in runs from one process: try the last hit first. */
-	if (rec->last_target < rec->nr_targets && rec->targets[rec->last_target].pid == pid)
-		return &rec->targets[rec->last_target];
+	if (rec->last_target < rec->nr_targets && rec->targets[rec->last_target]->pid == pid)
+		return rec->targets[rec->last_target];
 	for (i = 0; i < rec->nr_targets; i++) {
-		if (rec->targets[i].pid == pid) {
+		if (rec->targets[i]->pid == pid) {
 			rec->last_target = i;
-			return &rec->targets[i];
+			return rec->targets[i];
 		}
 	}
 	return NULL;
@@ -729,11 +738,51 @@ static int start_target(struct gil_recorder *rec, struct target *t)
  * Make @pid a target: find its Python, create probes and events. Returns 0, -1 on a hard error,
  * -2 when @pid is not traceable (reason in rec->err).
  */
+/*
+ * A new target entry for @pid using object @obj; events are opened by the caller if needed.
+ * What /proc no longer tells (a child that already exited) is taken from @parent.
+ */
+static struct target *new_target(struct gil_recorder *rec, pid_t pid, int obj,
+				 const struct target *parent)
+{
+	struct target **v, *t;
+
+	v = realloc(rec->targets, (rec->nr_targets + 1) * sizeof(*v));
+	t = calloc(1, sizeof(*t));
+	if (v)
+		rec->targets = v;
+	if (!v || !t) {
+		free(t);
+		set_err(rec, "out of memory");
+		return NULL;
+	}
+	rec->targets[rec->nr_targets++] = t;
+	t->pid = pid;
+	t->obj = obj;
+	t->rank = gil_proc_rank(pid, &t->rank_source);
+	t->cmdline = gil_proc_cmdline(pid);
+	if (gil_proc_comm(pid, pid, t->comm, sizeof(t->comm)) < 0 && parent) {
+		t->rank = parent->rank;
+		t->rank_source = parent->rank_source;
+		memcpy(t->comm, parent->comm, sizeof(t->comm));
+		if (!t->cmdline && parent->cmdline)
+			t->cmdline = strdup(parent->cmdline);
+	}
+	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (create_file(rec, t) < 0)
+		return NULL;
+	return t;
+}
+
+/*
+ * Make @pid a target: find its Python, create probes and events. Returns 0, -1 on a hard error,
+ * -2 when @pid is not traceable (reason in rec->err).
+ */
 static int add_target(struct gil_recorder *rec, pid_t pid, bool live)
 {
 	struct target *t;
 	char why[512] = "";
-	int obj, pidfd;
+	int obj;
 
 	if (!gil_proc_exists(pid) || gil_proc_is_kernel_thread(pid)) {
 		set_err(rec, "no such process: %d", (int)pid);
@@ -748,29 +797,36 @@ static int add_target(struct gil_recorder *rec, pid_t pid, bool live)
 	}
 	if (create_probes(rec, &rec->objects[obj]) < 0 || refresh_decoder(rec) < 0)
 		return -1;
-	t = realloc(rec->targets, (rec->nr_targets + 1) * sizeof(*t));
-	if (!t) {
-		set_err(rec, "out of memory");
-		return -1;
-	}
-	rec->targets = t;
-	t = &rec->targets[rec->nr_targets++];
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
-	t->obj = obj;
-	t->pidfd = -1;
-	t->rank = gil_proc_rank(pid, &t->rank_source);
-	t->cmdline = gil_proc_cmdline(pid);
-	gil_proc_comm(pid, pid, t->comm, sizeof(t->comm));
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	t->pidfd = pidfd;
-	if (create_file(rec, t) < 0)
-		return -1;
-	if (open_target_events(rec, t, live) < 0)
+	t = new_target(rec, pid, obj, NULL);
+	if (!t || open_target_events(rec, t, live) < 0)
 		return -1;
 	if (live && start_target(rec, t) < 0)
 		return -1;
 	return 0;
+}
+
+/*
+ * A process forked by a target inherited its events; it becomes a target of its own at its first
+ * GIL event (a fork that only execs another program leaves no file).
+ */
+static struct target *adopt_child(struct gil_recorder *rec, pid_t pid)
+{
+	struct target *parent = NULL, *t;
+	size_t i;
+
+	for (i = 0; i < GIL_ARRAY_SIZE(rec->forks); i++) {
+		if (rec->forks[i].pid == pid) {
+			parent = target_of(rec, rec->forks[i].parent);
+			rec->forks[i].pid = 0;
+			break;
+		}
+	}
+	if (!parent)
+		return NULL;
+	t = new_target(rec, pid, parent->obj, parent);
+	if (!t || start_target(rec, t) < 0)
+		return NULL;
+	return t;
 }
 
 /* All-process mode: every CPython process on the host but ourselves. */
@@ -847,12 +903,16 @@ int gil_recorder_setup(struct gil_recorder *rec)
 	rec->lost_per_cpu = calloc((size_t)gil_rings_nr_cpus(rec->rings), sizeof(uint64_t));
 	if (!rec->lost_per_cpu)
 		goto fail;
-	if (rec->all) {
+	if (rec->opts.command) {
+		/* stopped before its exec; its CPython is caught in poll() */
+		if (gil_launch_spawn(&rec->launch, rec->opts.command, !rec->opts.command_as_root,
+				     rec->err, sizeof(rec->err)) < 0)
+			goto fail;
+		rec->launching = true;
+	} else if (rec->all) {
+		/* processes that start later are picked up in poll() */
 		if (scan_all(rec, false) < 0)
 			goto fail;
-		if (!rec->nr_targets && rec->opts.verbosity >= GIL_NORMAL) {
-			/* not an error: processes that start later are picked up */
-		}
 	} else {
 		for (i = 0; i < rec->opts.nr_pids; i++) {
 			if (target_of(rec, rec->pids[i]))
@@ -956,6 +1016,13 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		/* struct { header; u32 pid, ppid, tid, ptid; u64 time }: read the new thread's name
 		 * now, while it surely exists. */
 		u = (const uint32_t *)(h + 1);
+		if (u[0] != u[1] && target_of(rec, (pid_t)u[1])) {
+			/* a new process, not a thread: remember whose child it is */
+			rec->forks[rec->next_fork].pid = (pid_t)u[0];
+			rec->forks[rec->next_fork].parent = (pid_t)u[1];
+			rec->next_fork = (rec->next_fork + 1) % GIL_ARRAY_SIZE(rec->forks);
+			return 0;
+		}
 		t = target_of(rec, (pid_t)u[0]);
 		if (t && t->state == T_LIVE && !*name_of(t, (int32_t)u[2])) {
 			char nm[17];
@@ -990,7 +1057,7 @@ static int process_one(struct gil_recorder *rec, const struct qent *e)
 
 	if (e->type == Q_LOST) {
 		for (i = 0; i < rec->nr_targets; i++) {
-			t = &rec->targets[i];
+			t = rec->targets[i];
 			if (t->state == T_DONE || !t->pairing)
 				continue;
 			gil_pairing_lost(t->pairing);
@@ -1000,6 +1067,11 @@ static int process_one(struct gil_recorder *rec, const struct qent *e)
 		return 0;
 	}
 	t = target_of(rec, (pid_t)e->pid);
+	if (!t && e->type == Q_GIL && (rec->state == R_STARTED || rec->state == R_STOPPED)) {
+		t = adopt_child(rec, (pid_t)e->pid);
+		if (!t && rec->err[0])
+			return -1;
+	}
 	if (!t || t->state == T_DONE || !t->pairing) {
 		if (e->type == Q_GIL)
 			rec->unknown++;
@@ -1025,7 +1097,7 @@ static int process_one(struct gil_recorder *rec, const struct qent *e)
 	}
 	return 0;
 werr:
-	t = t ? t : &rec->targets[i];
+	t = t ? t : rec->targets[i];
 	set_err(rec, "%s (recording stopped; the file is readable up to the last complete record)",
 		gil_rawfile_error(t->file)[0] ? gil_rawfile_error(t->file) : "out of memory");
 	return -1;
@@ -1050,6 +1122,100 @@ static int process_queue(struct gil_recorder *rec, uint64_t upto)
 
 /* ---- lifecycle -------------------------------------------------------------------------------- */
 
+/* Does the ELF file at @path list a libpython among its DT_NEEDED entries? */
+static bool needs_libpython(const char *path)
+{
+	bool found = false;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Dyn dyn;
+	Elf_Data *data;
+	const char *name;
+	size_t i;
+	Elf *elf;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 0; data && i < sh.sh_size / (sh.sh_entsize ? sh.sh_entsize : 1); i++) {
+			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (name && !strncmp(name, "libpython3", 10))
+				found = true;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+static enum gil_exec_kind launch_classify(void *ctx, pid_t pid)
+{
+	struct gil_symbols *syms = NULL;
+	enum gil_exec_kind kind = GIL_EXEC_OTHER;
+	char exe[64], root[64], err[256];
+
+	(void)ctx;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	if (gil_symbols_read(exe, root, &syms, err, sizeof(err)) == 0 && syms->has_take &&
+	    syms->has_drop)
+		kind = GIL_EXEC_PYTHON_NOW;
+	else if (needs_libpython(exe))
+		kind = GIL_EXEC_PYTHON_LOADING;
+	gil_symbols_free(syms);
+	return kind;
+}
+
+static int launch_attach(void *ctx, pid_t pid)
+{
+	struct gil_recorder *rec = ctx;
+	char why[512] = "";
+	int obj, ret;
+
+	if (target_of(rec, pid))
+		return 1;
+	obj = python_object(rec, pid, why, sizeof(why));
+	if (obj == -1)
+		return -1;
+	if (obj < 0)
+		return 0; /* not mapped yet */
+	ret = add_target(rec, pid, true);
+	return ret == 0 ? 1 : ret == -2 ? 0 : -1;
+}
+
+static const struct gil_launch_ops launch_ops = {
+	.classify = launch_classify,
+	.attach = launch_attach,
+};
+
+pid_t gil_recorder_command(struct gil_recorder *rec, bool *running, int *status)
+{
+	if (!rec->launching)
+		return 0;
+	if (running)
+		*running = rec->launch.running;
+	if (status)
+		*status = rec->launch.status;
+	return rec->launch.child;
+}
+
+int gil_recorder_command_wait(struct gil_recorder *rec)
+{
+	if (!rec->launching)
+		return 0;
+	gil_launch_release(&rec->launch);
+	return gil_launch_wait(&rec->launch);
+}
+
 int gil_recorder_start(struct gil_recorder *rec)
 {
 	size_t i, k;
@@ -1066,12 +1232,14 @@ int gil_recorder_start(struct gil_recorder *rec)
 	if (rec->opts.duration >= 0)
 		rec->deadline = rec->start_ns + (uint64_t)(rec->opts.duration * 1e9);
 	for (i = 0; i < rec->nr_targets; i++) {
-		if (start_target(rec, &rec->targets[i]) < 0)
+		if (start_target(rec, rec->targets[i]) < 0)
 			return -1;
-		for (k = 0; k < rec->targets[i].nr_fds; k++)
-			ioctl(rec->targets[i].fds[k], PERF_EVENT_IOC_ENABLE, 0);
+		for (k = 0; k < rec->targets[i]->nr_fds; k++)
+			ioctl(rec->targets[i]->fds[k], PERF_EVENT_IOC_ENABLE, 0);
 	}
 	rec->state = R_STARTED;
+	if (rec->launching && gil_launch_resume(&rec->launch, rec->err, sizeof(rec->err)) < 0)
+		return -1;
 	return 0;
 }
 
@@ -1191,12 +1359,14 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 		return -1;
 	}
 	for (i = 0; i < rec->nr_targets; i++) {
-		if (rec->targets[i].state != T_LIVE || rec->targets[i].pidfd < 0)
+		if (rec->targets[i]->state != T_LIVE || rec->targets[i]->pidfd < 0)
 			continue;
-		pfd[n].fd = rec->targets[i].pidfd;
+		pfd[n].fd = rec->targets[i]->pidfd;
 		pfd[n].events = POLLIN;
 		which[n++] = i;
 	}
+	if (rec->launching && rec->launch.nr && wait > 5)
+		wait = 5; /* processes stopped in ptrace wait for us: answer quickly */
 	r = poll(pfd, n, wait);
 	if (r < 0 && errno != EINTR) {
 		set_err(rec, "poll: %s", strerror(errno));
@@ -1204,7 +1374,7 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 	}
 	round_start = gil_clock_now();
 	for (i = 0; r > 0 && i < n; i++) {
-		t = &rec->targets[which[i]];
+		t = rec->targets[which[i]];
 		if (pfd[i].revents && t->state == T_LIVE) {
 			t->state = T_EXITING;
 			t->exit_seen = round_start;
@@ -1212,19 +1382,22 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 	}
 	/* Targets without a pidfd (old kernels): notice exits through /proc. */
 	for (i = 0; i < rec->nr_targets; i++) {
-		t = &rec->targets[i];
+		t = rec->targets[i];
 		if (t->state == T_LIVE && t->pidfd < 0 && !gil_proc_exists(t->pid)) {
 			t->state = T_EXITING;
 			t->exit_seen = round_start;
 		}
 	}
+	if (rec->launching && gil_launch_step(&rec->launch, &launch_ops, rec, rec->err,
+					      sizeof(rec->err)) < 0)
+		goto fail;
 	if (gil_rings_drain(rec->rings, on_record, rec) < 0)
 		goto fail;
 	/* Events stamped before the previous round began are all in the rings by now. */
 	if (process_queue(rec, rec->horizon) < 0)
 		goto fail;
 	for (i = 0; i < rec->nr_targets; i++) {
-		t = &rec->targets[i];
+		t = rec->targets[i];
 		if (t->state == T_EXITING && t->exit_seen < rec->horizon &&
 		    finish_target(rec, t, t->exit_seen, "exited") < 0)
 			goto fail;
@@ -1249,6 +1422,8 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 		rec->reason = "duration";
 		return 0;
 	}
+	if (rec->launching && rec->launch.running)
+		return 1; /* the command may start a CPython yet */
 	if (!rec->all && !live) {
 		rec->reason = "exited";
 		return 0;
@@ -1268,8 +1443,8 @@ int gil_recorder_stop(struct gil_recorder *rec)
 	if (rec->state != R_STARTED)
 		return 0;
 	for (i = 0; i < rec->nr_targets; i++)
-		for (k = 0; k < rec->targets[i].nr_fds; k++)
-			ioctl(rec->targets[i].fds[k], PERF_EVENT_IOC_DISABLE, 0);
+		for (k = 0; k < rec->targets[i]->nr_fds; k++)
+			ioctl(rec->targets[i]->fds[k], PERF_EVENT_IOC_DISABLE, 0);
 	rec->end_ns = gil_clock_now();
 	rec->state = R_STOPPED;
 	return 0;
@@ -1286,6 +1461,14 @@ int gil_recorder_finish(struct gil_recorder *rec)
 	if (rec->state == R_FINISHED)
 		return 0;
 	gil_recorder_stop(rec);
+	if (rec->launching) {
+		gil_launch_release(&rec->launch);
+		if (!started && rec->launch.running) {
+			/* setup failed before the command ran: it must not run unrecorded */
+			kill(rec->launch.child, SIGKILL);
+			gil_launch_wait(&rec->launch);
+		}
+	}
 	if (started && rec->rings) {
 		if (gil_rings_drain(rec->rings, on_record, rec) < 0 ||
 		    process_queue(rec, UINT64_MAX) < 0)
@@ -1294,7 +1477,7 @@ int gil_recorder_finish(struct gil_recorder *rec)
 	if (!rec->reason)
 		rec->reason = started ? "signal" : "error";
 	for (i = 0; i < rec->nr_targets; i++) {
-		t = &rec->targets[i];
+		t = rec->targets[i];
 		if (started) {
 			if (finish_target(rec, t, rec->end_ns, rec->reason) < 0)
 				ret = -1;
@@ -1320,7 +1503,7 @@ int gil_recorder_finish(struct gil_recorder *rec)
 	}
 	ps = calloc(rec->nr_targets + 1, sizeof(*ps));
 	for (i = 0; ps && i < rec->nr_targets; i++) {
-		t = &rec->targets[i];
+		t = rec->targets[i];
 		ps[i].pid = t->pid;
 		ps[i].rank = t->rank;
 		ps[i].path = t->filename;
@@ -1355,8 +1538,10 @@ void gil_recorder_free(struct gil_recorder *rec)
 		return;
 	gil_recorder_finish(rec);
 	for (i = 0; i < rec->nr_targets; i++) {
-		struct target *t = &rec->targets[i];
+		struct target *t = rec->targets[i];
 
+		if (!t)
+			continue;
 		gil_rawfile_free(t->file);
 		gil_pairing_free(t->pairing);
 		free(t->fds);
@@ -1365,6 +1550,7 @@ void gil_recorder_free(struct gil_recorder *rec)
 		free(t->filename);
 		free(t->names);
 		free(t->summary);
+		free(t);
 	}
 	for (i = 0; i < rec->nr_objects; i++) {
 		gil_symbols_free(rec->objects[i].syms);
@@ -1397,8 +1583,8 @@ const struct gil_thread_summary *gil_recorder_threads(const struct gil_recorder 
 		*nr = 0;
 		return NULL;
 	}
-	*nr = rec->targets[proc].nr_summary;
-	return rec->targets[proc].summary;
+	*nr = rec->targets[proc]->nr_summary;
+	return rec->targets[proc]->summary;
 }
 
 uint64_t gil_recorder_lost(const struct gil_recorder *rec)

@@ -39,7 +39,7 @@ usage_errors = [
     (["-x"], "unrecognized option '-x'"),
     (["--pid"], "option '--pid' needs a value"),
     (["-d"], "option '-d' needs a value"),
-    (["extra"], "unexpected argument 'extra'"),
+    (["--pid", "1", "true"], "give either --pid or a command to run, not both (got 'true')"),
 ]
 
 failures = []
@@ -69,14 +69,17 @@ def refused(args, msg, **kw):
         failures.append("%s: rc %d, stderr %r (want %r)" % (args, rc, err, want))
     if set(os.listdir(outdir)) != before:
         failures.append("%s: wrote %s" % (args, set(os.listdir(outdir)) - before))
-    if probes_of_ours():
-        failures.append("%s: probes left: %s" % (args, probes_of_ours()))
+    try:
+        check_no_probes()
+    except SystemExit:
+        failures.append("%s: probes left" % args)
 
 
 free = 4000000
 while os.path.exists("/proc/%d" % free):
     free += 1
 refused(["--pid", str(free)], "no such process: %d" % free)
+refused(["no-such-command-here"], "cannot run 'no-such-command-here': No such file or directory")
 
 sleeper = subprocess.Popen(["sleep", "60"])
 refused(["--pid", str(sleeper.pid)],
@@ -117,7 +120,9 @@ for d, msg in cases:
     rc, out, err = run(["--pid", str(w.pid), "--output-dir", d])
     if rc != 1 or err != "gil-record: %s\n" % msg:
         failures.append("output dir %s: rc %d %r" % (d, rc, err))
-    if probes_of_ours():
+    try:
+        check_no_probes()
+    except SystemExit:
         failures.append("output dir %s: probes left" % d)
 w.kill()
 

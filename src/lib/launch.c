@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Launch a command and catch its CPython before it runs any Python (see launch.h). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "util.h"
+
+static int add_traced(struct gil_launch *l, pid_t pid)
+{
+	size_t cap;
+	pid_t *t;
+	bool *b;
+
+	if (l->nr == l->cap) {
+		cap = l->cap ? 2 * l->cap : 8;
+		t = realloc(l->traced, cap * sizeof(*t));
+		if (!t)
+			return -1;
+		l->traced = t;
+		b = realloc(l->loading, cap * sizeof(*b));
+		if (!b)
+			return -1;
+		l->loading = b;
+		l->cap = cap;
+	}
+	l->traced[l->nr] = pid;
+	l->loading[l->nr++] = false;
+	return 0;
+}
+
+static ssize_t find_traced(const struct gil_launch *l, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < l->nr; i++)
+		if (l->traced[i] == pid)
+			return (ssize_t)i;
+	return -1;
+}
+
+static void drop_traced(struct gil_launch *l, pid_t pid)
+{
+	ssize_t i = find_traced(l, pid);
+
+	if (i < 0)
+		return;
+	l->traced[i] = l->traced[l->nr - 1];
+	l->loading[i] = l->loading[l->nr - 1];
+	l->nr--;
+}
+
+/* In the child: become the invoking user of sudo, unless asked to stay root. */
+static int drop_privileges(void)
+{
+	const char *suid = getenv("SUDO_UID"), *sgid = getenv("SUDO_GID"), *user = getenv("SUDO_USER");
+	char *end;
+	long uid, gid;
+
+	if (getuid() != 0 || !suid || !sgid)
+		return 0;
+	uid = strtol(suid, &end, 10);
+	if (*end || uid <= 0)
+		return 0;
+	gid = strtol(sgid, &end, 10);
+	if (*end || gid < 0)
+		return 0;
+	if ((user && initgroups(user, (gid_t)gid) < 0) || setgid((gid_t)gid) < 0 ||
+	    setuid((uid_t)uid) < 0)
+		return -1;
+	return 0;
+}
+
+/* 0 when execvp would find an executable @cmd, else the errno it would fail with. */
+static int check_command(const char *cmd)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char buf[4096];
+	int e = ENOENT;
+	size_t n;
+
+	if (!*cmd)
+		return ENOENT;
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0 ? 0 : errno;
+	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; ; p = end + 1) {
+		end = strchr(p, ':');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", cmd) <
+		    (int)sizeof(buf)) {
+			if (access(buf, X_OK) == 0)
+				return 0;
+			if (errno != ENOENT)
+				e = errno;
+		}
+		if (!end)
+			return e;
+	}
+}
+
+int gil_launch_spawn(struct gil_launch *l, char *const *argv, bool drop_to_sudo_user, char *err,
+		     size_t errlen)
+{
+	int pfd[2], st, e;
+	pid_t pid;
+
+	memset(l, 0, sizeof(*l));
+	l->errpipe = -1;
+	e = check_command(argv[0]);
+	if (e)
+		return gil_err(err, errlen, "cannot run '%s': %s", argv[0], strerror(e));
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return gil_err(err, errlen, "cannot launch '%s': %s", argv[0], strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return gil_err(err, errlen, "cannot launch '%s': %s", argv[0], strerror(e));
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		signal(SIGPIPE, SIG_DFL);
+		if ((drop_to_sudo_user && drop_privileges() < 0) ||
+		    ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0) {
+			e = errno;
+			if (write(pfd[1], &e, sizeof(e)) < 0)
+				_exit(126);
+			_exit(126);
+		}
+		raise(SIGSTOP); /* the recorder sets up, then lets us exec */
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(pfd[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	l->errpipe = pfd[0];
+	l->child = pid;
+	l->running = true;
+	if (waitpid(pid, &st, __WALL) < 0 || !WIFSTOPPED(st)) {
+		e = 0;
+		if (read(l->errpipe, &e, sizeof(e)) != sizeof(e))
+			e = ECHILD;
+		l->running = false;
+		return gil_err(err, errlen, "cannot launch '%s': %s", argv[0], strerror(e));
+	}
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		   (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+				  PTRACE_O_TRACESYSGOOD)) < 0 ||
+	    add_traced(l, pid) < 0) {
+		e = errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, __WALL);
+		l->running = false;
+		return gil_err(err, errlen, "cannot follow '%s': %s", argv[0], strerror(e));
+	}
+	return 0;
+}
+
+int gil_launch_resume(struct gil_launch *l, char *err, size_t errlen)
+{
+	if (ptrace(PTRACE_CONT, l->child, NULL, NULL) < 0)
+		return gil_err(err, errlen, "cannot start the command: %s", strerror(errno));
+	return 0;
+}
+
+/* Release @pid: it runs on without us. */
+static void release(struct gil_launch *l, pid_t pid, int sig)
+{
+	ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)sig);
+	drop_traced(l, pid);
+}
+
+int gil_launch_step(struct gil_launch *l, const struct gil_launch_ops *ops, void *ctx, char *err,
+		    size_t errlen)
+{
+	int st, sig, event, r, e;
+	ssize_t i;
+	pid_t pid;
+
+	for (;;) {
+		if (!l->nr && !l->running)
+			return 0;
+		/* Only the launched tree are our children: gil-record starts no others. */
+		pid = waitpid(-1, &st, WNOHANG | __WALL);
+		if (pid <= 0)
+			return 0;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			drop_traced(l, pid);
+			if (pid != l->child)
+				continue;
+			l->running = false;
+			l->status = st;
+			if (WIFEXITED(st) && WEXITSTATUS(st) >= 126 && l->errpipe >= 0 &&
+			    read(l->errpipe, &e, sizeof(e)) == sizeof(e))
+				return gil_err(err, errlen, "cannot run the command: %s", strerror(e));
+			/* the pipe closed at exec: the command ran */
+			continue;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		sig = WSTOPSIG(st);
+		event = st >> 16;
+		i = find_traced(l, pid);
+		if (i < 0) {
+			/* A new child of a followed process: it starts with a SIGSTOP. */
+			if (add_traced(l, pid) < 0)
+				return gil_err(err, errlen, "out of memory");
+			i = (ssize_t)l->nr - 1;
+			if (sig == SIGSTOP)
+				sig = 0;
+		}
+		if (event == PTRACE_EVENT_EXEC) {
+			switch (ops->classify(ctx, pid)) {
+			case GIL_EXEC_PYTHON_NOW:
+				r = ops->attach(ctx, pid);
+				if (r < 0)
+					return -1;
+				if (r > 0) {
+					release(l, pid, 0);
+					continue;
+				}
+				l->loading[i] = true;
+				break;
+			case GIL_EXEC_PYTHON_LOADING:
+				l->loading[i] = true;
+				break;
+			default:
+				l->loading[i] = false;
+				break;
+			}
+			sig = 0;
+		} else if (event) {
+			sig = 0; /* fork/vfork event stops: the child is followed on its own */
+		} else if (sig == (SIGTRAP | 0x80)) {
+			/* a system call stop while ld.so maps the libraries */
+			sig = 0;
+			if (l->loading[i]) {
+				r = ops->attach(ctx, pid);
+				if (r < 0)
+					return -1;
+				if (r > 0) {
+					release(l, pid, 0);
+					continue;
+				}
+			}
+		}
+		ptrace(l->loading[i] ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL, (void *)(long)sig);
+	}
+}
+
+void gil_launch_release(struct gil_launch *l)
+{
+	pid_t pid;
+	int st;
+
+	while (l->nr) {
+		pid = l->traced[0];
+		/* A tracee must be stopped to be detached: stop it, then let it go. */
+		if (ptrace(PTRACE_DETACH, pid, NULL, NULL) < 0 && errno == ESRCH) {
+			if (kill(pid, SIGSTOP) == 0 && waitpid(pid, &st, __WALL) == pid &&
+			    WIFSTOPPED(st)) {
+				ptrace(PTRACE_DETACH, pid, NULL, NULL);
+				kill(pid, SIGCONT);
+			}
+		}
+		drop_traced(l, pid);
+	}
+	free(l->traced);
+	free(l->loading);
+	l->traced = NULL;
+	l->loading = NULL;
+	l->cap = 0;
+	if (l->errpipe >= 0)
+		close(l->errpipe);
+	l->errpipe = -1;
+}
+
+int gil_launch_wait(struct gil_launch *l)
+{
+	int st;
+
+	while (l->running) {
+		if (waitpid(l->child, &st, 0) == l->child) {
+			if (WIFEXITED(st) || WIFSIGNALED(st)) {
+				l->running = false;
+				l->status = st;
+			}
+		} else if (errno != EINTR) {
+			l->running = false;
+		}
+	}
+	return l->status;
+}
