@@ -8,14 +8,16 @@
  * only when the wait is over, so its start can be arbitrarily old, and threads interleave as the
  * recorder drained its rings.
  *
- * The bound: boundaries ("points") wait in a min-heap until the recording has advanced @window
- * past them (the watermark is the latest interval end seen), then are released in time order.
- * The heap also holds at most @max_points; when full, its oldest point is released early. So
- * memory is at most max_points * sizeof(struct point) whatever the input size. Exact whenever
- * every take_gil wait and the recorder's drain lag are shorter than the window. Beyond it, a
- * point older than what was already released is "late": it is processed at the release time
- * (a long wait counts from there on; a hand-off may attach to a neighbour), counted, and the
- * converter warns and reports the count in otherData.
+ * The bound: boundaries ("points") wait until the recording has advanced @window past them (the
+ * watermark is the latest interval end seen), then are released in time order. They wait in one
+ * FIFO per thread: a thread's intervals come in order, so its points are already sorted, and a
+ * k-way merge (a heap of threads keyed by their oldest point) releases them globally sorted at
+ * O(log threads) each. At most @max_points wait in all; when full, the oldest is released early.
+ * So memory is at most max_points * sizeof(struct point) plus the thread table, whatever the
+ * input size. Exact whenever every take_gil wait and the recorder's drain lag are shorter than
+ * the window. Beyond it, a point older than what was already released is "late": it is processed
+ * at the release time (a long wait counts from there on; a hand-off may attach to a neighbour),
+ * counted, and the converter warns and reports the count in otherData.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -46,10 +48,13 @@ struct point {
 
 struct thread {
 	int32_t tid;
-	bool used;
 	bool has_end;
 	int64_t last_end;
 	char *name;
+	/* its waiting points, a ring sorted by (ts, type, seq) */
+	struct point *q;
+	size_t qhead, qlen, qcap;
+	size_t hpos; /* index in the thread heap, or SIZE_MAX */
 };
 
 struct timeline {
@@ -58,11 +63,12 @@ struct timeline {
 	bool flows, counter;
 	const struct conv_proc *proc;
 
-	struct thread *th; /* open addressing, power of two */
+	struct thread **th; /* open addressing on tid, power of two */
 	size_t th_cap, th_n;
 
-	struct point *heap;
-	size_t n, cap, max;
+	struct thread **heap; /* threads with waiting points, keyed by their oldest */
+	size_t n, cap;
+	size_t points, max;
 	int64_t window;
 	int64_t watermark;
 	bool have_wm;
@@ -102,18 +108,24 @@ static void threads_clear(struct timeline *tl)
 {
 	size_t i;
 
-	for (i = 0; i < tl->th_cap; i++)
-		free(tl->th[i].name);
+	for (i = 0; i < tl->th_cap; i++) {
+		if (!tl->th[i])
+			continue;
+		free(tl->th[i]->name);
+		free(tl->th[i]->q);
+		free(tl->th[i]);
+	}
 	free(tl->th);
 	tl->th = NULL;
 	tl->th_cap = tl->th_n = 0;
+	tl->n = 0;
+	tl->points = 0;
 }
 
 int timeline_begin(struct timeline *tl, const struct conv_proc *proc)
 {
 	threads_clear(tl);
 	tl->proc = proc;
-	tl->n = 0;
 	tl->have_wm = tl->have_released = tl->have_cur = tl->pending = false;
 	tl->value = tl->emitted = 0;
 	memset(&tl->st, 0, sizeof(tl->st));
@@ -125,7 +137,7 @@ static inline size_t th_hash(int32_t tid, size_t cap)
 	return ((uint32_t)tid * 2654435761u) & (cap - 1);
 }
 
-/* The thread @tid, created (and its row announced) on first sight; NULL when out of memory. */
+/* The thread @tid, created on first sight; NULL when out of memory. */
 static struct thread *thread_get(struct timeline *tl, int32_t tid, bool *created)
 {
 	struct thread *t;
@@ -133,24 +145,20 @@ static struct thread *thread_get(struct timeline *tl, int32_t tid, bool *created
 
 	*created = false;
 	if (tl->th_cap) {
-		for (i = th_hash(tid, tl->th_cap);; i = (i + 1) & (tl->th_cap - 1)) {
-			t = &tl->th[i];
-			if (!t->used)
-				break;
-			if (t->tid == tid)
-				return t;
-		}
+		for (i = th_hash(tid, tl->th_cap); tl->th[i]; i = (i + 1) & (tl->th_cap - 1))
+			if (tl->th[i]->tid == tid)
+				return tl->th[i];
 	}
 	if ((tl->th_n + 1) * 2 > tl->th_cap) {
 		size_t ncap = tl->th_cap ? tl->th_cap * 2 : 64, j;
-		struct thread *nt = calloc(ncap, sizeof(*nt));
+		struct thread **nt = calloc(ncap, sizeof(*nt));
 
 		if (!nt)
 			return NULL;
 		for (j = 0; j < tl->th_cap; j++) {
-			if (!tl->th[j].used)
+			if (!tl->th[j])
 				continue;
-			for (i = th_hash(tl->th[j].tid, ncap); nt[i].used; i = (i + 1) & (ncap - 1))
+			for (i = th_hash(tl->th[j]->tid, ncap); nt[i]; i = (i + 1) & (ncap - 1))
 				;
 			nt[i] = tl->th[j];
 		}
@@ -158,12 +166,14 @@ static struct thread *thread_get(struct timeline *tl, int32_t tid, bool *created
 		tl->th = nt;
 		tl->th_cap = ncap;
 	}
-	for (i = th_hash(tid, tl->th_cap); tl->th[i].used; i = (i + 1) & (tl->th_cap - 1))
-		;
-	t = &tl->th[i];
-	memset(t, 0, sizeof(*t));
-	t->used = true;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
 	t->tid = tid;
+	t->hpos = SIZE_MAX;
+	for (i = th_hash(tid, tl->th_cap); tl->th[i]; i = (i + 1) & (tl->th_cap - 1))
+		;
+	tl->th[i] = t;
 	tl->th_n++;
 	tl->st.threads++;
 	*created = true;
@@ -211,25 +221,70 @@ static inline bool point_before(const struct point *a, const struct point *b)
 	return a->seq < b->seq;
 }
 
-static void heap_pop(struct timeline *tl, struct point *out)
+static inline struct point *q_at(struct thread *t, size_t i)
 {
-	struct point *h = tl->heap, last;
-	size_t i = 0, c;
+	return &t->q[(t->qhead + i) & (t->qcap - 1)];
+}
 
-	*out = h[0];
-	last = h[--tl->n];
+static inline bool thread_before(struct thread *a, struct thread *b)
+{
+	return point_before(q_at(a, 0), q_at(b, 0));
+}
+
+static void heap_set(struct timeline *tl, size_t i, struct thread *t)
+{
+	tl->heap[i] = t;
+	t->hpos = i;
+}
+
+static void sift_up(struct timeline *tl, size_t i)
+{
+	struct thread *t = tl->heap[i];
+
+	while (i && thread_before(t, tl->heap[(i - 1) / 2])) {
+		heap_set(tl, i, tl->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	heap_set(tl, i, t);
+}
+
+static void sift_down(struct timeline *tl, size_t i)
+{
+	struct thread *t = tl->heap[i];
+	size_t c;
+
 	for (;;) {
 		c = 2 * i + 1;
 		if (c >= tl->n)
 			break;
-		if (c + 1 < tl->n && point_before(&h[c + 1], &h[c]))
+		if (c + 1 < tl->n && thread_before(tl->heap[c + 1], tl->heap[c]))
 			c++;
-		if (!point_before(&h[c], &last))
+		if (!thread_before(tl->heap[c], t))
 			break;
-		h[i] = h[c];
+		heap_set(tl, i, tl->heap[c]);
 		i = c;
 	}
-	h[i] = last;
+	heap_set(tl, i, t);
+}
+
+/* Take the oldest waiting point of all threads. */
+static void pop_oldest(struct timeline *tl, struct point *out)
+{
+	struct thread *t = tl->heap[0];
+
+	*out = *q_at(t, 0);
+	t->qhead = (t->qhead + 1) & (t->qcap - 1);
+	t->qlen--;
+	tl->points--;
+	if (t->qlen) {
+		sift_down(tl, 0);
+		return;
+	}
+	t->hpos = SIZE_MAX;
+	if (--tl->n) {
+		heap_set(tl, 0, tl->heap[tl->n]);
+		sift_down(tl, 0);
+	}
 }
 
 /* A point flowing out of the window, in time order: counter and flows advance. */
@@ -279,7 +334,8 @@ static int release(struct timeline *tl, const struct point *p)
 	return 0;
 }
 
-static int push(struct timeline *tl, struct point *p)
+/* Queue @p on its thread @t (whose points are sorted: see the top of the file). */
+static int push(struct timeline *tl, struct thread *t, struct point *p)
 {
 	struct point out;
 	size_t i;
@@ -288,8 +344,8 @@ static int push(struct timeline *tl, struct point *p)
 		p->ts = tl->released;
 		tl->st.late++;
 	}
-	if (tl->n == tl->max) {
-		heap_pop(tl, &out);
+	if (tl->points == tl->max) {
+		pop_oldest(tl, &out);
 		if (release(tl, &out) < 0)
 			return -1;
 		if (p->ts < tl->released) {
@@ -297,27 +353,43 @@ static int push(struct timeline *tl, struct point *p)
 			tl->st.late++;
 		}
 	}
-	if (tl->n == tl->cap) {
-		size_t ncap = tl->cap ? tl->cap * 2 : 1024;
-		struct point *nh;
+	if (t->qlen == t->qcap) {
+		size_t ncap = t->qcap ? t->qcap * 2 : 8;
+		struct point *nq = malloc(ncap * sizeof(*nq));
 
-		if (ncap > tl->max)
-			ncap = tl->max;
-		nh = realloc(tl->heap, ncap * sizeof(*nh));
-		if (!nh)
+		if (!nq)
 			return -1;
-		tl->heap = nh;
-		tl->cap = ncap;
+		for (i = 0; i < t->qlen; i++)
+			nq[i] = *q_at(t, i);
+		free(t->q);
+		t->q = nq;
+		t->qhead = 0;
+		t->qcap = ncap;
 	}
 	p->seq = tl->seq++;
-	for (i = tl->n++; i; i = (i - 1) / 2) {
-		if (!point_before(p, &tl->heap[(i - 1) / 2]))
-			break;
-		tl->heap[i] = tl->heap[(i - 1) / 2];
+	/* equal times keep the global order: a drop at the instant its thread's take ended */
+	for (i = t->qlen; i && !point_before(q_at(t, i - 1), p); i--)
+		*q_at(t, i) = *q_at(t, i - 1);
+	*q_at(t, i) = *p;
+	t->qlen++;
+	tl->points++;
+	if (tl->points > tl->st.peak_points)
+		tl->st.peak_points = tl->points;
+	if (t->hpos == SIZE_MAX) {
+		if (tl->n == tl->cap) {
+			size_t ncap = tl->cap ? tl->cap * 2 : 64;
+			struct thread **nh = realloc(tl->heap, ncap * sizeof(*nh));
+
+			if (!nh)
+				return -1;
+			tl->heap = nh;
+			tl->cap = ncap;
+		}
+		heap_set(tl, tl->n++, t);
+		sift_up(tl, t->hpos);
+	} else if (i == 0) {
+		sift_up(tl, t->hpos); /* a new oldest point */
 	}
-	tl->heap[i] = *p;
-	if (tl->n > tl->st.peak_points)
-		tl->st.peak_points = tl->n;
 	return 0;
 }
 
@@ -327,8 +399,8 @@ static int advance(struct timeline *tl)
 	struct point out;
 	int64_t limit = tl->watermark - tl->window;
 
-	while (tl->n && tl->heap[0].ts <= limit) {
-		heap_pop(tl, &out);
+	while (tl->n && q_at(tl->heap[0], 0)->ts <= limit) {
+		pop_oldest(tl, &out);
 		if (release(tl, &out) < 0)
 			return -1;
 	}
@@ -383,21 +455,21 @@ int timeline_slice(struct timeline *tl, int32_t tid, int kind, uint32_t flags, u
 	p.s_ts = ts;
 	p.s_dur = dur;
 	if (kind == GIL_KIND_TAKE && (tl->flows || (tl->counter && dur > 0))) {
-		p.type = PT_WAIT_END;
-		p.ts = end;
 		p.counts = tl->counter && dur > 0;
-		if (push(tl, &p) < 0)
-			return -1;
 		if (p.counts) {
 			p.type = PT_WAIT_BEGIN;
 			p.ts = ts;
-			if (push(tl, &p) < 0)
+			if (push(tl, t, &p) < 0)
 				return -1;
 		}
+		p.type = PT_WAIT_END;
+		p.ts = end;
+		if (push(tl, t, &p) < 0)
+			return -1;
 	} else if (kind == GIL_KIND_DROP && tl->flows) {
 		p.type = PT_DROP;
 		p.ts = ts;
-		if (push(tl, &p) < 0)
+		if (push(tl, t, &p) < 0)
 			return -1;
 	}
 	return advance(tl);
@@ -410,7 +482,7 @@ int timeline_end(struct timeline *tl, struct timeline_stats *stats)
 	int ret = 0;
 
 	while (tl->n && ret == 0) {
-		heap_pop(tl, &out);
+		pop_oldest(tl, &out);
 		ret = release(tl, &out);
 	}
 	if (ret == 0 && tl->counter && tl->have_cur && tl->value != tl->emitted) {
