@@ -58,6 +58,7 @@ struct gil_options {
 	int verbosity; /* enum gil_verbosity */
 	char *const *command; /* launch this (argv, NULL-terminated) and record its CPythons */
 	bool command_as_root; /* under sudo, keep root for the command (default: SUDO_USER) */
+	bool accelerator_only; /* with no pids: only processes with an accelerator device open */
 };
 
 /* Per-process result, valid after gil_recorder_finish(). */
@@ -117,6 +118,12 @@ int gil_recorder_stop(struct gil_recorder *rec);
  */
 int gil_recorder_finish(struct gil_recorder *rec);
 
+/**
+ * gil_recorder_set_reason - why the recording ends, for the file footers: a static string such
+ * as "signal". Without it an explicit stop is "stopped"; duration and exits set their own.
+ */
+void gil_recorder_set_reason(struct gil_recorder *rec, const char *reason);
+
 /** gil_recorder_free - release the memory of @rec (calls finish first if needed). */
 void gil_recorder_free(struct gil_recorder *rec);
 
@@ -164,6 +171,9 @@ int gil_cleanup_stale(void);
  * Returns 0, or -1 with the reason in gil_trace_record_error().
  */
 int gil_trace_record_start(const pid_t *pids, size_t nr_pids, double duration);
+
+/** gil_trace_record_start_opts - the same with every option (output_dir, ring size...). */
+int gil_trace_record_start_opts(const struct gil_options *opts);
 
 /** gil_trace_record_stop - stop the background recording, finish its files. 0 or -1. */
 int gil_trace_record_stop(void);

@@ -55,6 +55,9 @@ static void usage(FILE *f)
 		"\n"
 		"  -p, --pid PID[,PID...]   record these processes (default: every CPython process,\n"
 		"                           including ones that start while recording)\n"
+		"  -a, --accelerator-only   with no --pid: only CPython processes that have an\n"
+		"                           accelerator open (/dev/davinci*, /dev/nvidia*,\n"
+		"                           /dev/accel/*, /dev/kfd): the job on the NPUs/GPUs\n"
 		"  -d, --duration SECONDS   stop after SECONDS (default -1: until Ctrl+C, SIGTERM,\n"
 		"                           or until every process given with --pid has exited)\n"
 		"  -o, --output-dir DIR     where files go (default $SYSTRACE_DUMP_PATH/GIL,\n"
@@ -190,6 +193,7 @@ int main(int argc, char **argv)
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "cleanup", no_argument, NULL, 'C' },
 		{ "as-root", no_argument, NULL, 'R' },
+		{ "accelerator-only", no_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -209,7 +213,7 @@ int main(int argc, char **argv)
 	long pages;
 
 	gil_options_init(&opts);
-	while ((c = getopt_long(argc, argv, "+:p:d:o:m:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:ap:d:o:m:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			free(pids);
@@ -245,6 +249,9 @@ int main(int argc, char **argv)
 		case 'R':
 			opts.command_as_root = true;
 			break;
+		case 'a':
+			opts.accelerator_only = true;
+			break;
 		case 'q':
 			verbosity = GIL_QUIET;
 			break;
@@ -272,6 +279,8 @@ int main(int argc, char **argv)
 			return bad_usage("unrecognized option '%s'", argv[optind - 1]);
 		}
 	}
+	if (opts.accelerator_only && (nr_pids || optind < argc))
+		return bad_usage("%s", "--accelerator-only selects among all processes: not with --pid or a command");
 	if (optind < argc) {
 		if (nr_pids)
 			return bad_usage("give either --pid or a command to run, not both (got '%s')",
@@ -334,7 +343,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "\n");
 	} else if (verbosity >= GIL_NORMAL) {
 		fprintf(stderr, PROG ": recording %zu process(es)", gil_recorder_nr_targets(rec));
-		if (!nr_pids)
+		if (!nr_pids && opts.accelerator_only)
+			fprintf(stderr, " and any CPython that opens an accelerator");
+		else if (!nr_pids)
 			fprintf(stderr, " and any CPython that starts");
 		if (opts.duration > 0)
 			fprintf(stderr, " for %gs", opts.duration);
@@ -354,6 +365,8 @@ int main(int argc, char **argv)
 	if (r < 0)
 		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
 	ret = r < 0 ? 1 : 0;
+	if (r > 0 && got_signal)
+		gil_recorder_set_reason(rec, "signal");
 	if (gil_recorder_finish(rec) < 0) {
 		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
 		ret = 1;

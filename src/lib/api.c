@@ -36,6 +36,9 @@ static void *run(void *arg)
 	do {
 		r = gil_recorder_poll(rec, 100);
 	} while (r > 0 && !__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE));
+	/* Over (duration, targets gone, stop): the files are complete now, not at stop(). */
+	if (gil_recorder_finish(rec) < 0)
+		r = -1;
 	worker_status = r < 0 ? -1 : 0;
 	return NULL;
 }
@@ -43,6 +46,16 @@ static void *run(void *arg)
 int gil_trace_record_start(const pid_t *pids, size_t nr_pids, double duration)
 {
 	struct gil_options opts;
+
+	gil_options_init(&opts);
+	opts.pids = pids;
+	opts.nr_pids = nr_pids;
+	opts.duration = duration;
+	return gil_trace_record_start_opts(&opts);
+}
+
+int gil_trace_record_start_opts(const struct gil_options *opts)
+{
 	struct gil_recorder *rec;
 	int ret = -1;
 
@@ -54,11 +67,13 @@ int gil_trace_record_start(const pid_t *pids, size_t nr_pids, double duration)
 		errno = EBUSY;
 		goto out;
 	}
-	gil_options_init(&opts);
-	opts.pids = pids;
-	opts.nr_pids = nr_pids;
-	opts.duration = duration;
-	rec = gil_recorder_alloc(&opts);
+	if (opts->command) {
+		snprintf(last_error, sizeof(last_error),
+			 "launching a command is gil-record's: the API records running processes");
+		errno = EINVAL;
+		goto out;
+	}
+	rec = gil_recorder_alloc(opts);
 	if (!rec) {
 		snprintf(last_error, sizeof(last_error), "cannot start: %s", strerror(errno));
 		goto out;
@@ -99,10 +114,6 @@ int gil_trace_record_stop(void)
 	__atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
 	pthread_join(worker, NULL);
 	if (worker_status < 0) {
-		snprintf(last_error, sizeof(last_error), "%s", gil_recorder_error(current));
-		ret = -1;
-	}
-	if (gil_recorder_finish(current) < 0 && !ret) {
 		snprintf(last_error, sizeof(last_error), "%s", gil_recorder_error(current));
 		ret = -1;
 	}

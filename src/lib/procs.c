@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,4 +242,38 @@ bool gil_proc_is_kernel_thread(pid_t pid)
 	s = gil_read_file(path, 16, &len);
 	free(s);
 	return !s || len == 0;
+}
+
+int gil_proc_accelerator(pid_t pid, char *buf, size_t len)
+{
+	static const char *const devices[] = { "/dev/davinci", "/dev/nvidia", "/dev/accel/",
+					       "/dev/kfd" };
+	char dir[64], link[PATH_MAX + 32], target[PATH_MAX];
+	struct dirent *de;
+	size_t i;
+	ssize_t n;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0 || target[0] != '/')
+			continue;
+		target[n] = '\0';
+		for (i = 0; i < GIL_ARRAY_SIZE(devices); i++) {
+			if (!strncmp(target, devices[i], strlen(devices[i]))) {
+				snprintf(buf, len, "%s", target);
+				closedir(d);
+				return 1;
+			}
+		}
+	}
+	closedir(d);
+	return 0;
 }

@@ -44,6 +44,12 @@ bool gil_proc_exists(pid_t pid);
 /** gil_proc_list - every process id on the host. Returns the count or -1. */
 int gil_proc_list(pid_t **out);
 
+/**
+ * gil_proc_accelerator - the first accelerator device @pid has open (Ascend /dev/davinci*,
+ * NVIDIA /dev/nvidia*, /dev/accel/..., AMD /dev/kfd) into @buf, or 0 when none. -1 if unreadable.
+ */
+int gil_proc_accelerator(pid_t pid, char *buf, size_t len);
+
 /** gil_proc_is_kernel_thread - kernel threads have no mm; skip them early. */
 bool gil_proc_is_kernel_thread(pid_t pid);
 

@@ -832,7 +832,8 @@ static struct target *adopt_child(struct gil_recorder *rec, pid_t pid)
 /* All-process mode: every CPython process on the host but ourselves. */
 static int scan_all(struct gil_recorder *rec, bool live)
 {
-	pid_t *pids = NULL, self = getpid();
+	pid_t *pids = NULL;
+	char dev[256];
 	int nr, i, ret;
 
 	nr = gil_proc_list(&pids);
@@ -841,7 +842,10 @@ static int scan_all(struct gil_recorder *rec, bool live)
 		return -1;
 	}
 	for (i = 0; i < nr; i++) {
-		if (pids[i] == self || target_of(rec, pids[i]) || gil_proc_is_kernel_thread(pids[i]))
+		/* A program recording itself through the API is a CPython like any other. */
+		if (target_of(rec, pids[i]) || gil_proc_is_kernel_thread(pids[i]))
+			continue;
+		if (rec->opts.accelerator_only && gil_proc_accelerator(pids[i], dev, sizeof(dev)) <= 0)
 			continue;
 		ret = add_target(rec, pids[i], live);
 		if (ret == -1) {
@@ -1027,8 +1031,12 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		if (t && t->state == T_LIVE && !*name_of(t, (int32_t)u[2])) {
 			char nm[17];
 
-			if (gil_proc_comm(t->pid, (pid_t)u[2], nm, sizeof(nm)) == 0)
-				remember_name(t, (int32_t)u[2], nm);
+			/* a thread starts with its creator's name; a later change comes as COMM */
+			if (gil_proc_comm(t->pid, (pid_t)u[2], nm, sizeof(nm)) < 0)
+				snprintf(nm, sizeof(nm), "%s", name_of(t, (int32_t)u[3])[0]
+								   ? name_of(t, (int32_t)u[3])
+								   : t->comm);
+			remember_name(t, (int32_t)u[2], nm);
 		}
 		return 0;
 	case PERF_RECORD_THROTTLE:
@@ -1090,8 +1098,11 @@ static int process_one(struct gil_recorder *rec, const struct qent *e)
 	if (r == 1) {
 		/* Names were read when the thread was found or created; /proc is the fallback. */
 		snprintf(comm, sizeof(comm), "%s", name_of(t, (int32_t)e->tid));
-		if (!comm[0] && gil_proc_comm(t->pid, (pid_t)e->tid, comm, sizeof(comm)) == 0)
+		if (!comm[0]) {
+			if (gil_proc_comm(t->pid, (pid_t)e->tid, comm, sizeof(comm)) < 0)
+				snprintf(comm, sizeof(comm), "%s", t->comm);
 			remember_name(t, (int32_t)e->tid, comm);
+		}
 		if (gil_rawfile_thread(t->file, (int32_t)e->tid, comm, e->ts) < 0)
 			goto werr;
 	}
@@ -1475,7 +1486,7 @@ int gil_recorder_finish(struct gil_recorder *rec)
 			ret = -1;
 	}
 	if (!rec->reason)
-		rec->reason = started ? "signal" : "error";
+		rec->reason = started ? "stopped" : "error";
 	for (i = 0; i < rec->nr_targets; i++) {
 		t = rec->targets[i];
 		if (started) {
@@ -1600,6 +1611,11 @@ uint64_t gil_recorder_events(const struct gil_recorder *rec)
 size_t gil_recorder_nr_targets(const struct gil_recorder *rec)
 {
 	return rec->nr_targets;
+}
+
+void gil_recorder_set_reason(struct gil_recorder *rec, const char *reason)
+{
+	rec->reason = reason;
 }
 
 int gil_cleanup_stale(void)

@@ -1,0 +1,106 @@
+"""The Python module gil_trace_record (ctypes over libgiltrace) on a real interpreter: it records
+its own process's threads and a sibling, stops on stop(), stops by itself after duration, works
+as a context manager, and raises with a clear message when it cannot start. The drop-in scripts
+gil_trace_record.py / gil_trace_convert.py run the C tools and give the same files."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from giltest import *  # noqa: E402,F401,F403
+
+require_kernel()
+label, exe, ver = pythons(include_system=False)[-1]
+env = dict(os.environ,
+           PYTHONPATH=os.path.join(TOP_BUILDDIR, "python"),
+           GILTRACE_TEST_LIBDIR=os.path.join(TOP_BUILDDIR, ".libs"),
+           GILTRACE_TEST_BINDIR=TOP_BUILDDIR)
+
+
+def api(mode, *extra):
+    outdir = tempfile.mkdtemp(prefix="gilapi-")
+    p = subprocess.run([exe, os.path.join(WORKLOADS, "api_user.py"), outdir, mode] +
+                       [str(x) for x in extra], env=env, capture_output=True, text=True,
+                       timeout=120)
+    check(p.returncode == 0, "%s: exit %d: %s" % (mode, p.returncode, p.stderr))
+    out = p.stdout.strip()
+    return out, outdir
+
+
+def own_threads(outdir, result, reason):
+    path = os.path.join(outdir, "GIL_%d_rank_0.json" % result["pid"])
+    check(os.path.exists(path), "no file %s" % path)
+    h, records, footer = read_recording(path)
+    check(footer and footer["reason"] == reason, "footer %s, want reason %s" % (footer, reason))
+    for tid in result["tids"]:
+        n = len(intervals(records, tid, 2))
+        check(n >= 300, "thread %d: %d releases recorded for 300 ctypes calls" % (tid, n))
+    return h, records, footer
+
+
+# Own threads and a sibling, until stop().
+sib = Workload(exe, "busy_calls.py")
+sib.go()
+out, outdir = api("self", sib.pid)
+sib.finish()
+check(out.startswith("ok "), out)
+res = json.loads(out[3:])
+own_threads(outdir, res, "stopped")
+h, records, footer = read_recording(os.path.join(outdir, "GIL_%d_rank_0.json" % sib.pid))
+check(len(intervals(records, kind=2)) > 100, "sibling barely recorded")
+check_no_probes()
+
+# duration=1 ends by itself although stop() comes later.
+out, outdir = api("duration")
+check(out.startswith("ok "), out)
+h, records, footer = own_threads(outdir, json.loads(out[3:]), "duration")
+span = (footer["end_ns"] - h["start_ns"]) / 1e9
+check(0.9 < span < 1.8, "duration=1 recorded %.2f s" % span)
+
+out, outdir = api("context")
+check(out.startswith("ok "), out)
+own_threads(outdir, json.loads(out[3:]), "stopped")
+
+free = 4000000
+while os.path.exists("/proc/%d" % free):
+    free += 1
+out, outdir = api("fail", free)
+check(out == "error no such process: %d" % free, "failure: %r" % out)
+out, outdir = api("twice")
+check(out == "error a recording is already running in this process: call gil_trace_record_stop() first",
+      "twice: %r" % out)
+check_no_probes()
+
+# The drop-in scripts run the C tools: same command line as the reference, same files.
+w = Workload(exe, "ctypes_calls.py", 200)
+d1, d2 = tempfile.mkdtemp(), tempfile.mkdtemp()
+rec_py = os.path.join(TOP_BUILDDIR, "python", "gil_trace_record.py")
+p1 = subprocess.Popen([exe, rec_py, "--pid", str(w.pid), "--duration", "3", "--output-dir", d1],
+                      env=env, stderr=subprocess.PIPE, text=True)
+p2 = subprocess.Popen([GIL_RECORD, "--pid", str(w.pid), "--duration", "3", "--output-dir", d2],
+                      stderr=subprocess.PIPE, text=True)
+import time
+time.sleep(1.5)
+w.go()
+w.wait_done()
+check(p1.wait(60) == 0 and p2.wait(60) == 0, "drop-in or C tool failed")
+w.finish()
+f1, f2 = sorted(os.listdir(d1)), sorted(os.listdir(d2))
+check(f1 == f2 == ["GIL_%d_rank_0.json" % w.pid], "files %s vs %s" % (f1, f2))
+n1 = len(intervals(read_recording(os.path.join(d1, f1[0]))[1], kind=2))
+n2 = len(intervals(read_recording(os.path.join(d2, f2[0]))[1], kind=2))
+check(n1 == n2 and n1 >= 200, "drop-in recorded %d releases, the C tool %d" % (n1, n2))
+conv_py = os.path.join(TOP_BUILDDIR, "python", "gil_trace_convert.py")
+if os.access(GIL_CONVERT, os.X_OK):
+    t1, t2 = os.path.join(d1, "t.json"), os.path.join(d2, "t.json")
+    check(subprocess.call([exe, conv_py, "--input", os.path.join(d1, f1[0]), "--output", t1], env=env) == 0,
+          "gil_trace_convert.py failed")
+    check(subprocess.call([GIL_CONVERT, "--input", os.path.join(d2, f2[0]), "--output", t2]) == 0,
+          "gil-convert failed")
+    e1 = [(e["ph"], e["name"]) for e in json.load(open(t1))["traceEvents"] if e["ph"] == "X"]
+    e2 = [(e["ph"], e["name"]) for e in json.load(open(t2))["traceEvents"] if e["ph"] == "X"]
+    check(len(e1) == len(e2), "converted %d vs %d slices" % (len(e1), len(e2)))
+check_no_probes()
+log("PASS")
