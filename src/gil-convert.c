@@ -142,7 +142,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	opt.inputs = inputs;
-	while ((c = getopt_long(argc, argv, "i:o:qvhV", long_opts, NULL)) != -1) {
+	opterr = 0; /* our messages say gil-convert, not argv[0] */
+	while ((c = getopt_long(argc, argv, ":i:o:qvhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			inputs[opt.ninputs++] = optarg;
@@ -197,9 +198,12 @@ int main(int argc, char **argv)
 		case 'V':
 			version();
 			return 0;
+		case ':':
+			bad_usage("option '%s' requires an argument", argv[optind - 1]);
 		default:
-			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
-			return 2;
+			if (optopt)
+				bad_usage("invalid option -- '%c'", optopt);
+			bad_usage("unrecognized option '%s'", argv[optind - 1]);
 		}
 	}
 	while (optind < argc)

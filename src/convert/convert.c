@@ -208,6 +208,7 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 	struct gil_reader *r;
 	struct gil_record rec;
 	char err[512];
+	int64_t n;
 	int ret;
 
 	c->ci = ci;
@@ -274,6 +275,10 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 		goto out;
 	json_object_array_add(reports, report(c, r, &ts, st ? &ss : NULL));
 
+	if (!gil_reader_truncated(r) && ci->fmt == GIL_INPUT_GILTRACE &&
+	    conv_json_int(ci->footer, "intervals", &n) && (uint64_t)n != c->intervals)
+		conv_warn(c->opt, "%s: the footer counts %lld intervals but the file holds %llu",
+			  ci->path, (long long)n, (unsigned long long)c->intervals);
 	if (gil_reader_truncated(r))
 		conv_warn(c->opt, "%s: the recording was cut (no end): converted its %llu complete "
 			  "records, %llu bytes", ci->path, (unsigned long long)gil_reader_records(r),
