@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Uses the public C API as a program embedding giltrace would: records a pid for a while. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "giltrace.h"
+
+/* Usage: c_api_user PID SECONDS OUTDIR -> records PID via gil_trace_record_start_opts. */
+int main(int argc, char **argv)
+{
+	struct gil_options o;
+	pid_t pid;
+
+	if (argc != 4)
+		return 2;
+	pid = (pid_t)atoi(argv[1]);
+	gil_options_init(&o);
+	o.pids = &pid;
+	o.nr_pids = 1;
+	o.output_dir = argv[3];
+	if (gil_trace_record_start_opts(&o) < 0) {
+		printf("error %s\n", gil_trace_record_error());
+		return 1;
+	}
+	usleep((useconds_t)(atof(argv[2]) * 1e6));
+	if (gil_trace_record_stop() < 0) {
+		printf("error %s\n", gil_trace_record_error());
+		return 1;
+	}
+	if (gil_trace_record_stop() == 0 || !gil_trace_record_error()[0])
+		return 3; /* a second stop must fail with a reason */
+	printf("ok %s\n", gil_trace_record_error());
+	return 0;
+}

@@ -1,0 +1,26 @@
+"""The public C API (libgiltrace) records a sibling process from a C program; a second stop fails
+with a reason; a bad pid fails the start with one."""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from giltest import *  # noqa: E402,F401,F403
+
+require_kernel()
+prog = os.path.join(TOP_BUILDDIR, "tests", "c_api_user")
+check(os.access(prog, os.X_OK), "tests/c_api_user not built")
+label, exe, ver = pythons(include_system=False)[-1]
+w = Workload(exe, "busy_calls.py")
+w.go()
+out = tempfile.mkdtemp()
+p = subprocess.run([prog, str(w.pid), "1", out], capture_output=True, text=True, timeout=60)
+w.finish()
+check(p.returncode == 0 and p.stdout == "ok no recording is running\n", "C API: %d %r %r" % (p.returncode, p.stdout, p.stderr))
+h, records, footer = read_recording(os.path.join(out, "GIL_%d_rank_0.json" % w.pid))
+check(footer["reason"] == "stopped" and len(intervals(records, kind=2)) > 100, "C API recording: %s" % footer)
+p = subprocess.run([prog, "4000000000", "1", out], capture_output=True, text=True, timeout=60)
+check(p.returncode == 1 and p.stdout.startswith("error no such process"), "bad pid: %r" % p.stdout)
+check_no_probes()
+log("PASS")
