@@ -12,7 +12,12 @@ autoreconf -fi >/dev/null
 ./configure -q ${GIL_CONFIGURE_FLAGS:-}
 make -j"$(nproc)" >/dev/null
 status=0
-make -j1 check >/dev/null 2>&1 || status=$?
+make -j1 check >tests/check.out 2>&1 || status=$?
+if [ ! -f test-suite.log ]; then
+	echo "make check did not run the tests:"
+	tail -n 30 tests/check.out
+	exit 1
+fi
 for log in $(find tests -name '*.log' ! -name test-suite.log | sort); do
 	trs=${log%.log}.trs
 	result=$(sed -n 's/^:test-result: //p' "$trs" 2>/dev/null | head -n 1)
