@@ -109,26 +109,23 @@ def slices(doc, pid=None):
 
 
 def projection(doc):
-    """The normalized projection the golden files hold: per thread, its slices in time order
-    (phase, name, pid, tid, order); hand-offs as (from tid, to tid) in time order; the waiter
-    counter's values in time order. Times themselves are left out."""
+    """The normalized projection the golden files hold, times left out: per (pid, tid) its
+    slices in time order as one letter each (t take_gil, h hold_gil, d drop_gil: phase, name,
+    pid, tid and order); the hand-offs as [pid, from tid, to tid] in time order; per process
+    the waiter counter's values in time order."""
     per = defaultdict(list)
     for pid, tid, name, ts, dur, args in slices(doc):
-        per[(pid, tid)].append((ts, name))
-    out = []
-    for (pid, tid) in sorted(per):
-        for i, (ts, name) in enumerate(sorted(per[(pid, tid)])):
-            out.append(["X", name, pid, tid, i])
+        per[(pid, tid)].append((ts, name[0]))
+    threads = {"%s/%s" % k: "".join(c for ts, c in sorted(v)) for k, v in sorted(per.items())}
     s = {e["id"]: e for e in events(doc, "s")}
-    flows = sorted((ns(e["ts"]), e["pid"], e["tid"], f["tid"]) for f in events(doc, "f")
-                   for e in [s[f["id"]]])
-    out += [["flow", "gil_handoff", pid, [a, b], i] for i, (ts, pid, a, b) in enumerate(flows)]
+    flows = [[pid, a, b] for ts, pid, a, b in
+             sorted((ns(e["ts"]), e["pid"], e["tid"], f["tid"]) for f in events(doc, "f")
+                    for e in [s[f["id"]]])]
     cs = defaultdict(list)
     for e in events(doc, "C"):
         cs[e["pid"]].append((ns(e["ts"]), int(e["args"]["waiting"])))
-    for pid in sorted(cs):
-        out.append(["C", "GIL waiters", pid, [v for ts, v in sorted(cs[pid])], 0])
-    return out
+    counters = {str(pid): [v for ts, v in sorted(cs[pid])] for pid in sorted(cs)}
+    return {"threads": threads, "flows": flows, "counters": counters}
 
 
 def recording_intervals(path):
