@@ -63,11 +63,14 @@ int gil_probes_add(struct gil_probes *p, const char *file, uint64_t offset, enum
 			       strerror(errno));
 	}
 	p->nr++; /* counted before creating, so that destroy sees a half-made probe too */
+	errno = 0;
 	if (tracefs_dynevent_create(pr->dev) < 0) {
+		int e = errno;
+
 		kerr = tracefs_error_last(NULL);
 		gil_err(err, errlen, "cannot create uprobe %s:0x%llx: %s%s%s", file,
-			(unsigned long long)offset, strerror(errno), kerr ? ": " : "",
-			kerr ? kerr : "");
+			(unsigned long long)offset, e ? strerror(e) : "the kernel refused it",
+			kerr && *kerr ? ": " : "", kerr && *kerr ? kerr : "");
 		free(kerr);
 		return -1;
 	}

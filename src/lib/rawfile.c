@@ -31,11 +31,13 @@ struct gil_rawfile {
 struct gil_rawfile *gil_rawfile_create(int dirfd, const char *name, char *err, size_t errlen)
 {
 	struct gil_rawfile *w;
-	int fd;
+	int fd, saved;
 
 	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (fd < 0) {
-		gil_err(err, errlen, "cannot create %s: %s", name, strerror(errno));
+		saved = errno;
+		gil_err(err, errlen, "cannot create %s: %s", name, strerror(saved));
+		errno = saved;
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));

@@ -580,9 +580,6 @@ static int open_target_events(struct gil_recorder *rec, struct target *t, bool e
 	free(fds);
 	return 0;
 fail:
-	if (errno == EMFILE)
-		set_err(rec, "too many open files: %zu events for process %d (raise ulimit -n)",
-			t->nr_fds, (int)t->pid);
 	free(tids);
 	free(fds);
 	return -1;
@@ -610,7 +607,7 @@ static int create_file(struct gil_recorder *rec, struct target *t)
 		if (t->file)
 			break;
 		if (errno != EEXIST) {
-			set_err(rec, "%s/%s", rec->outdir, err);
+			set_err(rec, "cannot create %s/%s: %s", rec->outdir, name, strerror(errno));
 			return -1;
 		}
 	}

@@ -90,6 +90,7 @@ int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds,
 {
 	struct perf_event_attr attr;
 	int cpu, fd, n = 0, saved;
+	const char *what = "open";
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
@@ -121,17 +122,29 @@ int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds,
 		}
 		fds[n++] = fd;
 		if (rs->r[cpu].fd < 0) {
+			what = "map";
 			if (map_ring(rs, &rs->r[cpu], fd) < 0)
 				goto fail;
 		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rs->r[cpu].fd) < 0) {
+			what = "share";
 			goto fail;
 		}
 	}
 	return n;
 fail:
 	saved = errno;
-	gil_err(err, errlen, "perf_event_open(tracepoint %d, tid %d, cpu %d): %s", id, (int)tid,
-		cpu, strerror(saved));
+	if (!strcmp(what, "map"))
+		gil_err(err, errlen, "cannot map the ring buffer of CPU %d (%zu pages): %s (try a smaller --mmap-pages)",
+			cpu, rs->pages, strerror(saved));
+	else if (!strcmp(what, "share"))
+		gil_err(err, errlen, "cannot share the ring buffer of CPU %d between events: %s", cpu,
+			strerror(saved));
+	else if (saved == EMFILE || saved == ENFILE)
+		gil_err(err, errlen, "too many open files opening perf events for thread %d: raise ulimit -n",
+			(int)tid);
+	else
+		gil_err(err, errlen, "perf_event_open(tracepoint %d, thread %d, CPU %d): %s", id,
+			(int)tid, cpu, strerror(saved));
 	while (n-- > 0)
 		if (fds[n] >= 0)
 			close(fds[n]);
