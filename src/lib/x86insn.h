@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * x86-64 instruction length and control flow, enough to follow the code of an inlined copy of
+ * drop_gil from one line-table row to the end of its range and see where control leaves it.
+ * Not a disassembler: it knows lengths and branches, and refuses what it does not know.
+ */
+#ifndef GIL_X86INSN_H
+#define GIL_X86INSN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum gil_insn_flow {
+	GIL_INSN_NEXT = 0, /* goes on to the next instruction */
+	GIL_INSN_BRANCH, /* conditional relative branch: to target, or to the next instruction */
+	GIL_INSN_JUMP, /* unconditional relative jump: to target only */
+	GIL_INSN_CALL, /* call (target set when relative): may come back to the next one */
+	GIL_INSN_INDIRECT, /* jump through a register or memory: target unknown */
+	GIL_INSN_STOP, /* ret, ud2, hlt, int3: the next instruction is not reached from here */
+};
+
+struct gil_insn {
+	unsigned int len;
+	enum gil_insn_flow flow;
+	uint64_t target; /* BRANCH, JUMP, relative CALL */
+};
+
+/**
+ * gil_x86_64_decode - decode the 64-bit mode instruction at @p (@avail bytes readable), which
+ * lives at virtual address @addr. Returns 0 and fills @insn, or -1 when the bytes are not an
+ * instruction this decoder knows (or run past @avail): the caller must then give up, not skip.
+ */
+int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_insn *insn);
+
+#endif /* GIL_X86INSN_H */
