@@ -145,14 +145,26 @@ class Workload:
             self.p.wait()
 
 
+def record_command():
+    """gil-record, or under GIL_VALGRIND=1 the real binary under valgrind (errors exit 97)."""
+    if os.environ.get("GIL_VALGRIND") == "1":
+        real = os.path.join(TOP_BUILDDIR, ".libs", "gil-record")
+        return ["valgrind", "-q", "--error-exitcode=97", "--leak-check=full",
+                "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite", real]
+    return [GIL_RECORD]
+
+
 class Recorder:
     """gil-record in the background; waits until its probes are live."""
 
     def __init__(self, *args, outdir=None):
         self.outdir = outdir or tempfile.mkdtemp(prefix="gilrec-")
-        self.args = [GIL_RECORD, "--output-dir", self.outdir] + [str(a) for a in args]
+        self.args = record_command() + ["--output-dir", self.outdir] + [str(a) for a in args]
+        env = dict(os.environ)
+        if os.environ.get("GIL_VALGRIND") == "1":
+            env["LD_LIBRARY_PATH"] = os.path.join(TOP_BUILDDIR, ".libs")
         self.p = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True)
+                                  text=True, env=env)
         self.err = ""
         deadline = time.time() + 120
         while time.time() < deadline:

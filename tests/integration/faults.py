@@ -28,7 +28,8 @@ failures = []
 try:
     for spec, want in cases:
         out = tempfile.mkdtemp()
-        env = dict(os.environ, LD_PRELOAD=so, GIL_FAULT=spec)
+        env = dict(os.environ, LD_PRELOAD=so, GIL_FAULT=spec,
+                   ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
         p = subprocess.run([GIL_RECORD, "--pid", str(w.pid), "--duration", "1", "--output-dir", out],
                            env=env, capture_output=True, text=True, timeout=60)
         lines = p.stderr.splitlines()

@@ -17,6 +17,10 @@ env = dict(os.environ,
            PYTHONPATH=os.path.join(TOP_BUILDDIR, "python"),
            GILTRACE_TEST_LIBDIR=os.path.join(TOP_BUILDDIR, ".libs"),
            GILTRACE_TEST_BINDIR=TOP_BUILDDIR)
+if os.environ.get("GIL_SANITIZED") == "1":
+    # An ASan-built libgiltrace loaded by ctypes needs the runtime first; Python itself leaks.
+    libasan = subprocess.check_output(["cc", "-print-file-name=libasan.so"], text=True).strip()
+    env.update(LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0")
 
 
 def api(mode, *extra):
