@@ -12,7 +12,7 @@ Checks what MindStudio Insight, Perfetto and chrome://tracing need:
     before it; with --bound, each s/f lies inside an X slice of its own thread.
 Prints one line per problem (at most --max-errors) and exits 1 if there was any.
 
-Usage: validate_trace.py [--allow-array] [--bound] [--max-errors N] TRACE.json
+Usage: validate_trace.py [--allow-array] [--bound] [--allow-phase P] [--max-errors N] TRACE.json
 """
 import argparse
 import json
@@ -60,7 +60,7 @@ def ident(v):
     return (isinstance(v, int) and not isinstance(v, bool)) or isinstance(v, str)
 
 
-def validate(doc, allow_array, bound, problem):
+def validate(doc, allow_array, bound, problem, phases=PHASES):
     if isinstance(doc, list):
         if not allow_array:
             problem(None, "top level is a bare array, expected {\"traceEvents\":[...]}")
@@ -86,9 +86,11 @@ def validate(doc, allow_array, bound, problem):
             problem(i, "not an object")
             continue
         ph = e.get("ph")
-        if ph not in PHASES:
+        if ph not in phases:
             problem(i, f"phase {ph!r} is not one of M X I C s t f")
             continue
+        if ph not in PHASES:
+            continue  # allowed by --allow-phase (a profiler's own events), not checked
         name = e.get("name")
         if not isinstance(name, str):
             problem(i, "no name string")
@@ -193,6 +195,8 @@ def main():
     ap.add_argument("--allow-array", action="store_true")
     ap.add_argument("--bound", action="store_true",
                     help="each s/f must lie inside an X slice of its thread")
+    ap.add_argument("--allow-phase", action="append", default=[],
+                    help="also accept (without checking) this phase, e.g. a profiler's 'i'")
     ap.add_argument("--max-errors", type=int, default=20)
     a = ap.parse_args()
     problem = Problems(a.max_errors)
@@ -202,7 +206,7 @@ def main():
     except (OSError, ValueError) as e:
         print(f"{a.trace}: cannot load: {e}")
         return 1
-    events = validate(doc, a.allow_array, a.bound, problem)
+    events = validate(doc, a.allow_array, a.bound, problem, PHASES | set(a.allow_phase))
     if problem.count:
         print(f"{a.trace}: {problem.count} problems")
         return 1
