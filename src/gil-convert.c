@@ -25,6 +25,7 @@ enum {
 	OPT_NO_FLOWS,
 	OPT_NO_COUNTER,
 	OPT_WINDOW,
+	OPT_TS_FORMAT,
 };
 
 static const struct option long_opts[] = {
@@ -36,6 +37,7 @@ static const struct option long_opts[] = {
 	{ "no-flows", no_argument, NULL, OPT_NO_FLOWS },
 	{ "no-counter", no_argument, NULL, OPT_NO_COUNTER },
 	{ "reorder-window", required_argument, NULL, OPT_WINDOW },
+	{ "ts-format", required_argument, NULL, OPT_TS_FORMAT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -64,6 +66,8 @@ static void usage(void)
 	       "                             time axis\n"
 	       "      --no-flows             no hand-off arrows (s/f events)\n"
 	       "      --no-counter           no \"GIL waiters\" counter (C events)\n"
+	       "      --ts-format=FORMAT     ts as a 'string' (default: exact in MindStudio Insight and\n"
+	       "                             Perfetto) or a 'number' (Chrome DevTools, speedscope)\n"
 	       "      --reorder-window=MS    how far back, in recording time, a take_gil wait may start\n"
 	       "                             and still be counted exactly (default %d)\n"
 	       "  -q, --quiet                no warnings\n"
@@ -184,6 +188,11 @@ int main(int argc, char **argv)
 				bad_usage("invalid --reorder-window value '%s' (milliseconds, "
 					  "0 to 3600000)", optarg);
 			opt.window_ms = (unsigned)ms;
+			break;
+		case OPT_TS_FORMAT:
+			if (strcmp(optarg, "string") && strcmp(optarg, "number"))
+				bad_usage("invalid --ts-format value '%s' (string or number)", optarg);
+			opt.ts_number = !strcmp(optarg, "number");
 			break;
 		case 'q':
 			opt.verbosity = -1;

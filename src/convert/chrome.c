@@ -3,7 +3,9 @@
  * The Chrome Trace Event backend: {"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}
  * with only the phases MindStudio Insight reads (M X I C s f). ts is a string of microseconds
  * with three decimals, printed from integer nanoseconds (msprof's own convention: epoch
- * microseconds with nanosecond digits do not fit a double); dur a number, also exact.
+ * microseconds with nanosecond digits do not fit a double, and MindStudio Insight and Perfetto
+ * read such strings exactly); dur a number, also exact. --ts-format number drops the quotes for
+ * viewers that only take numbers (Chrome DevTools, speedscope).
  * One event per line.
  */
 #ifdef HAVE_CONFIG_H
@@ -57,11 +59,13 @@ static inline void num(struct line *l, int64_t v)
 	l->p += gil_fmt_s64(l->p, v);
 }
 
-static inline void us_str(struct line *l, int64_t ns)
+static inline void us_ts(const struct conv_out *o, struct line *l, int64_t ns)
 {
-	*l->p++ = '"';
+	if (!o->ts_number)
+		*l->p++ = '"';
 	l->p += conv_fmt_us(l->p, ns);
-	*l->p++ = '"';
+	if (!o->ts_number)
+		*l->p++ = '"';
 }
 
 static inline void us_num(struct line *l, int64_t ns)
@@ -256,7 +260,7 @@ static int chrome_event(struct conv_out *o, const struct conv_event *ev)
 		*l.p++ = '"';
 		pid_tid(&l, p->pid, ev->tid);
 		LIT(&l, ",\"ts\":");
-		us_str(&l, ev->ts);
+		us_ts(o, &l, ev->ts);
 		LIT(&l, ",\"dur\":");
 		us_num(&l, ev->dur);
 		if (ev->flags || ev->fixups)
@@ -270,7 +274,7 @@ static int chrome_event(struct conv_out *o, const struct conv_event *ev)
 		LIT(&l, "{\"ph\":\"C\",\"cat\":\"gil\",\"name\":\"GIL waiters\"");
 		pid_tid(&l, p->pid, 0);
 		LIT(&l, ",\"ts\":");
-		us_str(&l, ev->ts);
+		us_ts(o, &l, ev->ts);
 		LIT(&l, ",\"args\":{\"waiting\":");
 		num(&l, ev->value);
 		LIT(&l, "}}");
@@ -283,12 +287,12 @@ static int chrome_event(struct conv_out *o, const struct conv_event *ev)
 		num(&l, (int64_t)ev->id);
 		pid_tid(&l, p->pid, ev->tid);
 		LIT(&l, ",\"ts\":");
-		us_str(&l, ev->ts);
+		us_ts(o, &l, ev->ts);
 		LIT(&l, ",\"bp\":\"e\"},\n{\"ph\":\"f\",\"cat\":\"gil\",\"name\":\"gil_handoff\",\"id\":");
 		num(&l, (int64_t)ev->id);
 		pid_tid(&l, p->pid, ev->to_tid);
 		LIT(&l, ",\"ts\":");
-		us_str(&l, ev->to_ts);
+		us_ts(o, &l, ev->to_ts);
 		LIT(&l, ",\"bp\":\"e\"}");
 		end(o, &l);
 		return 0;
@@ -298,7 +302,7 @@ static int chrome_event(struct conv_out *o, const struct conv_event *ev)
 		LIT(&l, "{\"ph\":\"I\",\"cat\":\"gil\",\"name\":\"lost events\",\"s\":\"p\"");
 		pid_tid(&l, p->pid, 0);
 		LIT(&l, ",\"ts\":");
-		us_str(&l, ev->ts);
+		us_ts(o, &l, ev->ts);
 		LIT(&l, ",\"args\":{\"cpu\":");
 		num(&l, ev->cpu);
 		LIT(&l, ",\"count\":");

@@ -328,6 +328,8 @@ static struct json_object *options_json(const struct conv *c)
 	json_object_object_add(o, "flows", json_object_new_boolean(opt->flows));
 	json_object_object_add(o, "counter", json_object_new_boolean(opt->counter));
 	json_object_object_add(o, "reorder_window_ms", json_object_new_int(opt->window_ms));
+	json_object_object_add(o, "ts_format", json_object_new_string(opt->ts_number ? "number" :
+								       "string"));
 	return o;
 }
 
@@ -403,6 +405,7 @@ static int run(struct conv *c)
 	if (!c->tl || !c->out.f)
 		goto fail;
 	c->out.merge = c->merge;
+	c->out.ts_number = opt->ts_number;
 	if (c->ops->header(&c->out) < 0)
 		goto fail;
 	reports = json_object_new_array();

@@ -40,6 +40,7 @@ struct conv_options {
 	bool flows; /* s/f hand-off arrows (default on) */
 	bool counter; /* "GIL waiters" counter (default on) */
 	unsigned window_ms; /* reorder window, ms of recording time */
+	bool ts_number; /* ts as a JSON number rather than a string (same digits) */
 	int verbosity; /* -1 quiet, 0 normal, 1 verbose */
 	/* Warnings: one line without the program name; NULL to drop them. */
 	void (*warn)(void *ctx, const char *msg);
@@ -99,6 +100,7 @@ struct merge_trace;
 struct conv_out {
 	struct outfile *f;
 	uint64_t events;
+	bool ts_number; /* --ts-format number */
 	struct merge_trace *merge; /* --merge: the profiler's trace wraps the output */
 };
 

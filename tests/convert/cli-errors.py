@@ -29,7 +29,7 @@ def failure(args, msg):
 out, err = convert("--help")
 check(out.startswith("Usage: gil-convert [OPTION]... --input RECORDING"), "--help: " + out[:80])
 for opt in ["--input", "--output", "--clock", "--profiling-data", "--merge", "--no-flows",
-            "--no-counter", "--reorder-window", "--quiet", "--verbose", "--help", "--version"]:
+            "--no-counter", "--ts-format", "--reorder-window", "--quiet", "--verbose", "--help", "--version"]:
     check(opt in out, "--help does not mention " + opt)
     with open(os.path.join(os.environ.get("top_srcdir", "."), "doc", "gil-convert.1")) as f:
         check(opt.replace("-", "\\-") in f.read(), "gil-convert(1) does not mention " + opt)
@@ -45,6 +45,7 @@ usage_error(["--reorder-window", "-5", HANDWRITTEN],
 usage_error(["--reorder-window", "1x", HANDWRITTEN],
             "invalid --reorder-window value '1x' (milliseconds, 0 to 3600000)")
 usage_error(["-o", "", HANDWRITTEN], "invalid --output value ''")
+usage_error(["--ts-format", "hex", HANDWRITTEN], "invalid --ts-format value 'hex' (string or number)")
 usage_error([HANDWRITTEN, HANDWRITTEN], "several inputs: name the trace to write with --output")
 usage_error(["--clock", "monotonic", "--profiling-data", "x", HANDWRITTEN],
             "--clock and --profiling-data both choose the time base: give one")

@@ -96,6 +96,16 @@ out = os.path.join(w, "bare.json")
 convert("-q", "--no-flows", "--no-counter", HANDWRITTEN, "-o", out)
 check_eq({e["ph"] for e in load(out)["traceEvents"]}, {"M", "X", "I"}, "phases without extras")
 
+# --ts-format number: the same digits, unquoted
+out = os.path.join(w, "number.json")
+convert("-q", "--ts-format", "number", HANDWRITTEN, "-o", out)
+validate(out, "--bound")
+with open(out) as f:
+    text = f.read()
+check('"ts":1736408883694252.988,"dur":3.120' in text, "numeric ts keeps its digits")
+check('"ts":"' not in text, "no string ts left")
+check_eq(load(out)["otherData"]["options"]["ts_format"], "number", "options.ts_format")
+
 # --- a real recording and a synthetic one: same events as the reference ----------------------
 real = sorted(os.listdir(os.path.join(os.path.dirname(HANDWRITTEN), "..", "real")))
 for name in real:
