@@ -159,6 +159,12 @@ static int range_add(struct ranges *r, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
+/* A set of addresses, as one-byte ranges. */
+static int push_addr(struct ranges *c, uint64_t addr)
+{
+	return range_add(c, addr, addr + 1);
+}
+
 static bool in_ranges(const struct ranges *r, uint64_t addr)
 {
 	size_t i;
@@ -249,7 +255,7 @@ static int entry_of(Dwarf_Die *die, const struct ranges *r, uint64_t *entry)
 			*entry = addr;
 			return 0;
 		default:
-			/* Constant class (DWARF 5): an offset from low_pc; without low_pc, unknown. */
+			/* Constant class (DWARF 5): an offset from low_pc; none: unknown. */
 			if (dwarf_formudata(&attr, &off) || dwarf_lowpc(die, &low))
 				return -1;
 			*entry = low + off;
@@ -287,8 +293,9 @@ static int load_rows(struct walk *w)
 		return -1;
 	for (i = 0; i < n; i++) {
 		line = dwarf_onesrcline(lines, i);
-		/* An end of sequence is one past the last instruction: padding or another function. */
-		if (!line || dwarf_lineendsequence(line, &end) || end || dwarf_lineaddr(line, &addr))
+		/* An end of sequence is one past the last instruction: padding, another function */
+		if (!line || dwarf_lineendsequence(line, &end) || end ||
+		    dwarf_lineaddr(line, &addr))
 			continue;
 		w->rows[w->nr_rows++] = addr;
 	}
@@ -364,19 +371,75 @@ static const uint8_t *code_bytes(struct walk *w, uint64_t addr, size_t len)
 	return d && d->d_size == len ? d->d_buf : NULL;
 }
 
-static int push_addr(struct ranges *c, uint64_t addr)
+
+/*
+ * The return address of the call site @cs when DWARF proves the callee returns: it names the
+ * callee (not an indirect call) and no DIE on its origin chain says DW_AT_noreturn.
+ */
+static bool call_returns(Dwarf_Die *cs, uint64_t *pc)
 {
-	return range_add(c, addr, addr + 1);
+	Dwarf_Attribute attr;
+	Dwarf_Die callee, next;
+	Dwarf_Addr addr;
+	bool flag;
+	int i;
+
+	if (dwarf_attr(cs, DW_AT_call_return_pc, &attr)) {
+		if (dwarf_formaddr(&attr, &addr))
+			return false;
+	} else if (dwarf_tag(cs) != DW_TAG_GNU_call_site || dwarf_lowpc(cs, &addr)) {
+		return false; /* DWARF 4's GNU call site keeps the return address in low_pc */
+	}
+	if ((!dwarf_attr(cs, DW_AT_call_origin, &attr) &&
+	     !dwarf_attr(cs, DW_AT_abstract_origin, &attr)) ||
+	    !dwarf_formref_die(&attr, &callee))
+		return false;
+	for (i = 0; i < MAX_CHAIN; i++) {
+		if (dwarf_attr(&callee, DW_AT_noreturn, &attr) &&
+		    (dwarf_formflag(&attr, &flag) || flag))
+			return false;
+		if (!dwarf_attr(&callee, DW_AT_abstract_origin, &attr) &&
+		    !dwarf_attr(&callee, DW_AT_specification, &attr))
+			break;
+		if (!dwarf_formref_die(&attr, &next))
+			return false;
+		callee = next;
+	}
+	*pc = addr;
+	return true;
+}
+
+/* Return addresses of the calls in @die's subtree (a copy) whose callee returns. */
+static int returning_calls(Dwarf_Die *die, struct ranges *out, int depth)
+{
+	Dwarf_Die child;
+	uint64_t pc;
+	int tag;
+
+	if (depth > MAX_DEPTH || dwarf_child(die, &child))
+		return 0;
+	do {
+		tag = dwarf_tag(&child);
+		if (tag == DW_TAG_call_site || tag == DW_TAG_GNU_call_site) {
+			if (call_returns(&child, &pc) && push_addr(out, pc))
+				return -1;
+		} else if (tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) {
+			if (returning_calls(&child, out, depth + 1))
+				return -1;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
 }
 
 /*
  * Follow the code of one range [@lo, @hi) of the copy @r, from the line-table row at or below
  * @lo, and collect where control leaves the copy: past @hi when the last instruction can fall
- * through, and the targets of branches that land outside the copy. Returns 1 when the range
- * could not be followed (its exits are unknown), 0 when done, -1 on ENOMEM.
+ * through (a call only when @returns holds its return address), and the targets of branches
+ * that land outside the copy. Returns 1 when the range could not be followed (its exits are
+ * unknown), 0 when done, -1 on ENOMEM.
  */
-static int range_exits(struct walk *w, const struct ranges *r, uint64_t lo, uint64_t hi,
-		       struct ranges *cand)
+static int range_exits(struct walk *w, const struct ranges *r, const struct ranges *returns,
+		       uint64_t lo, uint64_t hi, struct ranges *cand)
 {
 	enum gil_insn_flow last = GIL_INSN_NEXT;
 	const uint8_t *code;
@@ -406,9 +469,10 @@ static int range_exits(struct walk *w, const struct ranges *r, uint64_t lo, uint
 			w->dw->exits_unknown++; /* a computed jump may leave the copy: not seen */
 		last = in.flow;
 	}
-	/* After a jump, a return or a call (to a fatal error, in practice) comes other code. */
-	if ((last == GIL_INSN_NEXT || last == GIL_INSN_BRANCH) && !in_ranges(r, hi) &&
-	    push_addr(cand, hi))
+	/* After a jump, a return or a call that does not return comes other code. */
+	if ((last == GIL_INSN_NEXT || last == GIL_INSN_BRANCH ||
+	     (last == GIL_INSN_CALL && in_ranges(returns, hi))) &&
+	    !in_ranges(r, hi) && push_addr(cand, hi))
 		return -1;
 	return 0;
 }
@@ -416,7 +480,7 @@ static int range_exits(struct walk *w, const struct ranges *r, uint64_t lo, uint
 /* One inlined copy of @fn, not nested in another: its entry, and its provable exits. */
 static int add_copy(struct walk *w, Dwarf_Die *die, int fn, struct scope *sc)
 {
-	struct ranges r = { 0 }, cand = { 0 };
+	struct ranges r = { 0 }, cand = { 0 }, returns = { 0 };
 	const char *caller;
 	char *where = NULL;
 	uint64_t entry, x;
@@ -426,31 +490,39 @@ static int add_copy(struct walk *w, Dwarf_Die *die, int fn, struct scope *sc)
 	w->dw->copies++;
 	if (die_ranges(die, &r) || load_rows(w))
 		goto out;
-	if (!r.nr || entry_of(die, &r, &entry) || !in_ranges(&r, entry) || !is_row(w, entry)) {
-		w->dw->unproven++;
-		ret = 0;
-		goto out;
-	}
 	if (!sc->outer->loaded) {
 		sc->outer->loaded = true;
 		if (die_ranges(sc->outer->die, &sc->outer->code))
 			goto out;
 	}
+	/*
+	 * GCC may put the entry in an empty range, at a caller instruction scheduled where the
+	 * copy begins (view 1 of that address): still the one way in, so it only has to be an
+	 * instruction start in the caller's code.
+	 */
+	if (!r.nr || entry_of(die, &r, &entry) || !is_row(w, entry) ||
+	    !in_ranges(&sc->outer->code, entry)) {
+		w->dw->unproven++;
+		ret = 0;
+		goto out;
+	}
 	caller = origin_name(sc->outer->die);
 	where = strfmt("%s@%s", fn_names[fn], caller ? caller : "?");
 	if (!where || push_site(&w->entries, fn, GIL_SITE_ENTRY, entry, where))
 		goto out;
+	if (returning_calls(die, &returns, 0))
+		goto out;
 	for (i = 0; i < r.nr; i++) {
 		if (range_add(&w->copies[fn], r.v[i].lo, r.v[i].hi))
 			goto out;
-		k = range_exits(w, &r, r.v[i].lo, r.v[i].hi, &cand);
+		k = range_exits(w, &r, &returns, r.v[i].lo, r.v[i].hi, &cand);
 		if (k < 0)
 			goto out;
 		w->dw->exits_unknown += (size_t)k;
 	}
 	for (i = 0; i < cand.nr; i++) {
 		x = cand.v[i].lo;
-		/* An exit goes on in the caller's code, at an instruction a line-table row starts. */
+		/* An exit goes on in the caller's code, at an instruction that starts a row. */
 		if (!is_row(w, x) || !in_ranges(&sc->outer->code, x)) {
 			w->dw->exits_refused++;
 			continue;
@@ -461,6 +533,7 @@ static int add_copy(struct walk *w, Dwarf_Die *die, int fn, struct scope *sc)
 	ret = 0;
 out:
 	free(where);
+	free(returns.v);
 	free(cand.v);
 	free(r.v);
 	return ret;
@@ -477,7 +550,7 @@ static int visit(struct walk *w, Dwarf_Die *die, struct scope *sc, int depth)
 	switch (tag) {
 	case DW_TAG_subprogram:
 	case DW_TAG_inlined_subroutine:
-		/* Abstract instances and declarations have no code, and neither has what they hold. */
+		/* Abstract instances and declarations have no code, nor has what they hold. */
 		if (!has_code(die))
 			return 0;
 		if (tag == DW_TAG_subprogram && !sc->outer) {
@@ -490,7 +563,7 @@ static int visit(struct walk *w, Dwarf_Die *die, struct scope *sc, int depth)
 		if (sc->inside & (1u << fn)) {
 			w->dw->nested++;
 		} else if (tag == DW_TAG_inlined_subroutine && sub.outer) {
-			/* The out-of-line body is a symbol-table entry; only inlined copies are ours. */
+			/* The out-of-line body is a symbol-table entry: only inlined copies here */
 			if (add_copy(w, die, fn, &sub))
 				return -1;
 		}

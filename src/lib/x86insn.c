@@ -60,7 +60,8 @@ static struct op one_byte(uint8_t op)
 		o.flow = GIL_INSN_BRANCH;
 		return o;
 	}
-	if ((op >= 0x84 && op <= 0x8f) || (op >= 0xd0 && op <= 0xd3) || (op >= 0xd8 && op <= 0xdf)) {
+	if ((op >= 0x84 && op <= 0x8f) || (op >= 0xd0 && op <= 0xd3) ||
+	    (op >= 0xd8 && op <= 0xdf)) {
 		o.modrm = true;
 		return o;
 	}
@@ -151,9 +152,9 @@ static struct op map_0f(uint8_t op)
 		o.valid = false; /* 0F 0F is 3DNow!, 0F 38/3A are handled by the caller */
 		return o;
 	case 0x05: case 0x06: case 0x08: case 0x09: case 0x0e: case 0x30: case 0x31: case 0x32:
-	case 0x33: case 0x34: case 0x37: case 0x77: case 0xa0: case 0xa1: case 0xa2: case 0xa8: case 0xa9:
-	case 0xaa: case 0xc8: case 0xc9: case 0xca: case 0xcb: case 0xcc: case 0xcd: case 0xce:
-	case 0xcf:
+	case 0x33: case 0x34: case 0x37: case 0x77: case 0xa0: case 0xa1: case 0xa2: case 0xa8:
+	case 0xa9: case 0xaa: case 0xc8: case 0xc9: case 0xca: case 0xcb: case 0xcc: case 0xcd:
+	case 0xce: case 0xcf:
 		o.modrm = false;
 		return o;
 	case 0x07: case 0x35: case 0x0b: /* sysret, sysexit, ud2 */
@@ -195,7 +196,8 @@ int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_
 		else if (p[i] == 0x67)
 			adsize = true;
 		else if (p[i] != 0x26 && p[i] != 0x2e && p[i] != 0x36 && p[i] != 0x3e &&
-			 p[i] != 0x64 && p[i] != 0x65 && p[i] != 0xf0 && p[i] != 0xf2 && p[i] != 0xf3)
+			 p[i] != 0x64 && p[i] != 0x65 && p[i] != 0xf0 && p[i] != 0xf2 &&
+			 p[i] != 0xf3)
 			break;
 	}
 	if ((p[i] & 0xf0) == 0x40) {
@@ -318,8 +320,8 @@ int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_
 		rel = (int8_t)p[i];
 		insn->target = addr + insn->len + (uint64_t)rel;
 	} else if (o.imm == I_REL32) {
-		rel = (int32_t)((uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 |
-				(uint32_t)p[i + 3] << 24);
+		rel = (int32_t)((uint32_t)p[i] | (uint32_t)p[i + 1] << 8 |
+				(uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24);
 		insn->target = addr + insn->len + (uint64_t)rel;
 	}
 	return 0;
