@@ -29,24 +29,43 @@ enum gil_site_role {
 struct gil_site {
 	enum gil_func fn;
 	enum gil_site_role role;
-	char *symbol; /* as found: "take_gil", "take_gil.constprop.0", ... */
-	uint64_t addr; /* st_value (virtual address in the object) */
+	char *symbol; /* as found: "take_gil", "take_gil.constprop.0", ...; for an inlined copy
+			 "drop_gil@PyEval_SaveThread" (the function it is inlined in) */
+	uint64_t addr; /* where the probe goes: st_value + skipped (virtual address) */
 	uint64_t offset; /* file offset for the uprobe: addr - p_vaddr + p_offset */
-	uint64_t size; /* st_size */
+	uint64_t size; /* st_size; 0 for a site inside an inlined copy */
 	const char *method; /* "symtab", "dynsym", "debuglink", "build-id", "minidebuginfo",
 			       "dwarf-inline", "exported-fallback" */
 	bool retprobe; /* a uretprobe can go here (a real function entry) */
 	bool approximate; /* not the GIL function itself (e.g. PyEval_SaveThread fallback) */
+	unsigned int skipped; /* bytes stepped over at the function's entry: 4 for an endbr64,
+				 which the kernel single-steps; the stack is unchanged there */
+};
+
+/* What kind of interpreter an object belongs to, from the symbols it exports. */
+enum gil_python_kind {
+	GIL_PY_UNKNOWN = 0, /* not a Python, or nothing says which */
+	GIL_PY_CPYTHON, /* CPython 3 with a GIL */
+	GIL_PY_FREE_THREADED, /* CPython built with Py_GIL_DISABLED (3.13t, 3.14t) */
+	GIL_PY_CPYTHON2, /* Python 2: its GIL is a plain lock, no take_gil */
+	GIL_PY_PYPY, /* PyPy: no take_gil */
 };
 
 struct gil_symbols {
 	char *path; /* the object as opened (e.g. /proc/PID/root/usr/lib/libpython3.12.so.1.0) */
 	char build_id[2 * 64 + 1]; /* hex; "" when the object has none */
 	char *symbols_from; /* the file whose symbol table gave the sites */
-	struct gil_site *sites;
+	char *dwarf_from; /* the file whose DWARF gave the inlined copies; NULL: none read */
+	struct gil_site *sites; /* function entries first, then inlined entries, then exits */
 	size_t nr_sites;
 	bool has_take; /* at least one take_gil site */
 	bool has_drop;
+	enum gil_python_kind kind;
+	bool approximate; /* some sites stand in for the GIL functions: releases are approximate */
+	char *reason; /* one line when the sites are approximate or absent for a Python: why, and
+			 what would fix it (e.g. "apt-get install python3.11-dbg"); else NULL */
+	size_t nr_inlined; /* inlined copies probed through DWARF */
+	size_t nr_unproven; /* inlined copies found but not probed: no provable entry */
 };
 
 /**
@@ -74,7 +93,15 @@ int gil_elf_build_id(Elf *elf, char *buf, size_t len);
  * gil_symbols_read - read the GIL function sites of the ELF object at @path.
  * When the object has no symbol table naming them, looks for a debug file whose build-id
  * matches (.gnu_debuglink, /usr/lib/debug/.build-id/xx/rest.debug, under @root when not NULL,
- * e.g. "/proc/PID/root"), and .gnu_debugdata.
+ * e.g. "/proc/PID/root"), and .gnu_debugdata. With DWARF (libdw) in the object or its debug
+ * file, adds the entries and exits of inlined copies (method "dwarf-inline", see dwarf.c).
+ * Function entries starting with endbr64 are probed after it (x86-64).
+ *
+ * A CPython 3 without symbols for either function falls back to the exported
+ * PyEval_RestoreThread / PyEval_SaveThread (method "exported-fallback", approximate); the
+ * free-threaded build, Python 2 and PyPy get no sites. In these cases, and for a stripped
+ * Python that has neither, ->reason says why in one line and names the package that fixes it.
+ *
  * Returns 0 and *@out (free with gil_symbols_free), or -1 with a one-line reason in @err.
  * An object that defines neither function is not an error: *@out has nr_sites == 0.
  */

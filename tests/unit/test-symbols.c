@@ -32,7 +32,9 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "dwarfsites.h"
 #include "symbols.h"
+#include "x86insn.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -165,6 +167,11 @@ struct synth {
 	uint32_t debuglink_crc;
 	const void *debugdata;
 	size_t debugdata_len;
+	const struct ssym *dyn; /* .dynsym instead of the two fixed tables */
+	size_t nr_dyn;
+	bool endbr; /* take_gil and PyEval_SaveThread start with endbr64 */
+	uint32_t data_word; /* first 4 bytes of .data (Py_Version's PY_VERSION_HEX) */
+	int machine; /* e_machine; 0: EM_X86_64 */
 };
 
 struct ssym {
@@ -251,7 +258,7 @@ static size_t add_syms(Elf64_Sym *out, struct strbuf *str, const struct ssym *in
 static void write_synth(const char *path, const struct synth *sp)
 {
 	unsigned char text[S_TEXT_SIZE], rodata[0x40], data[0x20], note[36], link[256];
-	Elf64_Sym symtab[ARRAY_SIZE(symtab_syms) + 1], dynsym[ARRAY_SIZE(dynsym_syms) + 1];
+	Elf64_Sym symtab[ARRAY_SIZE(symtab_syms) + 1], dynsym[16];
 	struct strbuf shstr = { .len = 0 }, str = { .len = 0 }, dynstr = { .len = 0 };
 	struct wsec secs[16];
 	size_t nsec = 0, nsym = 0, ndyn = 0, i, linklen = 0;
@@ -268,8 +275,14 @@ static void write_synth(const char *path, const struct synth *sp)
 
 	for (i = 0; i < sizeof(text); i++)
 		text[i] = (unsigned char)(i * 7 + 0x31);
+	if (sp->endbr) {
+		memcpy(text + 0x10, "\xf3\x0f\x1e\xfa", 4);
+		memcpy(text + 0xd0, "\xf3\x0f\x1e\xfa", 4);
+	}
 	memset(rodata, 0xaa, sizeof(rodata));
 	memset(data, 0x55, sizeof(data));
+	if (sp->data_word)
+		memcpy(data, &sp->data_word, 4);
 
 	secs[nsec++] = (struct wsec){ .name = ".note.gnu.build-id", .type = SHT_NOTE,
 				      .flags = SHF_ALLOC, .addr = 0x400000 + S_NOTE_OFF,
@@ -311,7 +324,10 @@ static void write_synth(const char *path, const struct synth *sp)
 					      .size = str.len, .align = 1, .buf = str.buf,
 					      .dtype = ELF_T_BYTE };
 	}
-	if (sp->dynsym)
+	if (sp->dyn) {
+		assert_true(sp->nr_dyn < ARRAY_SIZE(dynsym));
+		ndyn = add_syms(dynsym, &dynstr, sp->dyn, sp->nr_dyn, text_ndx);
+	} else if (sp->dynsym)
 		ndyn = add_syms(dynsym, &dynstr, dynsym_syms, ARRAY_SIZE(dynsym_syms), text_ndx);
 	else
 		ndyn = add_syms(dynsym, &dynstr, dynsym_plain, ARRAY_SIZE(dynsym_plain), text_ndx);
@@ -350,7 +366,7 @@ static void write_synth(const char *path, const struct synth *sp)
 	assert_non_null(eh);
 	eh->e_ident[EI_DATA] = ELFDATA2LSB;
 	eh->e_type = ET_EXEC;
-	eh->e_machine = EM_X86_64;
+	eh->e_machine = sp->machine ? sp->machine : EM_X86_64;
 	eh->e_version = EV_CURRENT;
 	eh->e_entry = S_TEXT_ADDR;
 	eh->e_phoff = sizeof(Elf64_Ehdr);
@@ -878,6 +894,9 @@ static void verify_real_site(const char *objpath, const struct gil_symbols *s,
 
 	assert_true(site->addr != 0);
 	assert_true(site->size > 0);
+	assert_int_equal(site->role, GIL_SITE_ENTRY);
+	assert_true(site->retprobe);
+	assert_true(site->skipped == 0 || site->skipped == 4);
 	elf = open_elf(objpath, &fd);
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_true(site->offset + site->size <= (uint64_t)st.st_size);
@@ -902,7 +921,8 @@ static void verify_real_site(const char *objpath, const struct gil_symbols *s,
 		b = malloc(site->size);
 		assert_non_null(a);
 		assert_non_null(b);
-		assert_int_equal(pread(fd, a, site->size, (off_t)site->offset), (ssize_t)site->size);
+		assert_int_equal(pread(fd, a, site->size, (off_t)site->offset),
+				 (ssize_t)site->size);
 		assert_int_equal(pread(fd, b, site->size,
 				       (off_t)(sh.sh_offset + site->addr - sh.sh_addr)),
 				 (ssize_t)site->size);
@@ -929,7 +949,8 @@ static void verify_real_site(const char *objpath, const struct gil_symbols *s,
 			if (strcmp(elf_strptr(elf, sh.sh_link, gs.st_name), site->symbol))
 				continue;
 			assert_int_equal(GELF_ST_TYPE(gs.st_info), STT_FUNC);
-			assert_int_equal(gs.st_value, site->addr);
+			/* A probe after an endbr64 sits @skipped bytes past the symbol. */
+			assert_int_equal(gs.st_value, site->addr - site->skipped);
 			assert_int_equal(gs.st_size, site->size);
 			sym = true;
 			break;
@@ -940,15 +961,172 @@ static void verify_real_site(const char *objpath, const struct gil_symbols *s,
 	close(fd);
 }
 
+static size_t count_role(const struct gil_symbols *s, enum gil_site_role role, const char *method)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nr_sites; i++)
+		n += s->sites[i].role == role && !strcmp(s->sites[i].method, method);
+	return n;
+}
+
+/*
+ * What objdump (an independent decoder) says about @addr when it decodes the function at
+ * [@from, @to): 1 an instruction starts there, 0 not; *@prev gets the mnemonic of the
+ * instruction before it, *@target_of whether a branch of the function jumps to it.
+ * -1 when objdump cannot be run.
+ */
+static int objdump_at(const char *path, uint64_t from, uint64_t to, uint64_t addr, char *prev,
+		      size_t prevlen, bool *target_of)
+{
+	char *cmd, line[512], last[64] = "", mn[64];
+	unsigned long long a, t;
+	int found = 0, lines = 0;
+	const char *tab;
+	FILE *f;
+
+	cmd = xfmt("objdump -d --no-show-raw-insn --start-address=%#llx --stop-address=%#llx '%s' 2>/dev/null",
+		   (unsigned long long)from, (unsigned long long)to, path);
+	f = popen(cmd, "r");
+	free(cmd);
+	if (!f)
+		return -1;
+	*target_of = false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %llx:", &a) != 1 || !(tab = strchr(line, '\t')))
+			continue;
+		lines++;
+		if (sscanf(tab + 1, "%63s", mn) != 1)
+			continue;
+		if (a == addr) {
+			found = 1;
+			snprintf(prev, prevlen, "%s", last);
+		}
+		snprintf(last, sizeof(last), "%s", mn);
+		if (mn[0] == 'j' && sscanf(tab + 1, "%*s %llx", &t) == 1 && t == addr)
+			*target_of = true;
+	}
+	if (pclose(f) != 0 || !lines)
+		return -1;
+	return found;
+}
+
+/*
+ * A site of an inlined copy, checked apart from the library: in an executable PT_LOAD at the
+ * offset the program headers give, with the bytes the section headers place there, inside a
+ * function of the caller it names, and an instruction start when objdump decodes that
+ * function. An exit must be reachable: a branch of the function goes there, or the
+ * instruction before it is not a jump or a return.
+ */
+static void verify_inline_site(const char *objpath, const struct gil_symbols *s,
+			       const struct gil_site *site)
+{
+	const char *at = strchr(site->symbol, '@'), *name;
+	char caller[128], prev[64] = "";
+	unsigned char a[16], b[16];
+	uint64_t fstart = 0, fend = 0;
+	bool seg = false, sec = false, target_of;
+	Elf_Scn *scn = NULL;
+	size_t n, i, len;
+	GElf_Phdr ph;
+	GElf_Shdr sh;
+	GElf_Sym gs;
+	Elf_Data *d;
+	Elf *elf;
+	int fd, r;
+
+	assert_string_equal(site->method, "dwarf-inline");
+	assert_false(site->retprobe);
+	assert_false(site->approximate);
+	assert_int_equal(site->size, 0);
+	assert_int_equal(site->skipped, 0);
+	assert_non_null(at);
+	assert_true(!strncmp(site->symbol, site->fn == GIL_FN_TAKE ? "take_gil@" : "drop_gil@", 9));
+	snprintf(caller, sizeof(caller), "%s", at + 1);
+
+	elf = open_elf(objpath, &fd);
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (i = 0; i < n; i++) {
+		assert_non_null(gelf_getphdr(elf, (int)i, &ph));
+		if (ph.p_type != PT_LOAD || site->addr < ph.p_vaddr ||
+		    site->addr >= ph.p_vaddr + ph.p_filesz)
+			continue;
+		assert_true(ph.p_flags & PF_X);
+		assert_int_equal(site->offset, site->addr - ph.p_vaddr + ph.p_offset);
+		seg = true;
+	}
+	assert_true(seg);
+	while ((scn = elf_nextscn(elf, scn))) {
+		assert_non_null(gelf_getshdr(scn, &sh));
+		if (sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    site->addr < sh.sh_addr || site->addr >= sh.sh_addr + sh.sh_size)
+			continue;
+		len = sh.sh_addr + sh.sh_size - site->addr < sizeof(a) ?
+			      sh.sh_addr + sh.sh_size - site->addr : sizeof(a);
+		assert_int_equal(pread(fd, a, len, (off_t)site->offset), (ssize_t)len);
+		assert_int_equal(pread(fd, b, len, (off_t)(sh.sh_offset + site->addr - sh.sh_addr)),
+				 (ssize_t)len);
+		assert_memory_equal(a, b, len);
+		sec = true;
+	}
+	assert_true(sec);
+	elf_end(elf);
+	close(fd);
+
+	/* The caller's symbol (os_stat.lto_priv.0, PyEval_SaveThread.cold...) holds the site. */
+	elf = open_elf(s->symbols_from, &fd);
+	scn = NULL;
+	while (!fend && (scn = elf_nextscn(elf, scn))) {
+		assert_non_null(gelf_getshdr(scn, &sh));
+		if (sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		assert_non_null(d);
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			assert_non_null(gelf_getsym(d, (int)i, &gs));
+			name = elf_strptr(elf, sh.sh_link, gs.st_name);
+			if (GELF_ST_TYPE(gs.st_info) != STT_FUNC || !name ||
+			    strncmp(name, caller, strlen(caller)) ||
+			    (name[strlen(caller)] && name[strlen(caller)] != '.') ||
+			    site->addr < gs.st_value || site->addr >= gs.st_value + gs.st_size)
+				continue;
+			fstart = gs.st_value;
+			fend = gs.st_value + gs.st_size;
+			break;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	if (!fend)
+		fail_msg("%s at %#llx: no function %s holds it", site->symbol,
+			 (unsigned long long)site->addr, caller);
+
+	r = objdump_at(objpath, fstart, fend, site->addr, prev, sizeof(prev), &target_of);
+	if (r < 0) {
+		print_message("objdump(1) not available: %s not decoded\n", site->symbol);
+		return;
+	}
+	if (r != 1)
+		fail_msg("%s at %#llx is not an instruction start", site->symbol,
+			 (unsigned long long)site->addr);
+	if (site->role == GIL_SITE_EXIT && !target_of &&
+	    (!strncmp(prev, "jmp", 3) || !strncmp(prev, "ret", 3) || !strcmp(prev, "ud2") ||
+	     !strcmp(prev, "hlt")))
+		fail_msg("exit %s at %#llx follows a %s and nothing jumps there", site->symbol,
+			 (unsigned long long)site->addr, prev);
+}
+
 static void print_sites(const struct gil_symbols *s)
 {
 	size_t i;
 
 	for (i = 0; i < s->nr_sites; i++)
-		print_message("  %s: %s addr %#llx offset %#llx size %llu (%s)\n", s->path,
+		print_message("  %s: %s %s addr %#llx offset %#llx size %llu skipped %u (%s)\n",
+			      s->path, s->sites[i].role == GIL_SITE_EXIT ? "exit" : "entry",
 			      s->sites[i].symbol, (unsigned long long)s->sites[i].addr,
 			      (unsigned long long)s->sites[i].offset,
-			      (unsigned long long)s->sites[i].size, s->sites[i].method);
+			      (unsigned long long)s->sites[i].size, s->sites[i].skipped,
+			      s->sites[i].method);
 }
 
 static void test_pyenv(void **state)
@@ -997,18 +1175,43 @@ static void test_pyenv(void **state)
 			assert_non_null(find_site(s, "take_gil.constprop.0"));
 		}
 		for (j = 0; j < s->nr_sites; j++) {
+			if (!strcmp(s->sites[j].method, "dwarf-inline")) {
+				verify_inline_site(g.gl_pathv[i], s, &s->sites[j]);
+				continue;
+			}
 			assert_string_equal(s->sites[j].method, "symtab");
 			verify_real_site(g.gl_pathv[i], s, &s->sites[j]);
 		}
+		/* pyenv builds carry DWARF: it was read, and each inlined copy has one way out. */
+		assert_non_null(s->dwarf_from);
+		assert_string_equal(s->dwarf_from, g.gl_pathv[i]);
+		assert_int_equal(s->nr_unproven, 0);
+		assert_int_equal(count_role(s, GIL_SITE_ENTRY, "dwarf-inline"), s->nr_inlined);
+		assert_int_equal(count_role(s, GIL_SITE_EXIT, "dwarf-inline"), s->nr_inlined);
+		if (major == 3 && minor == 13) {
+			/* 3.13 inlines drop_gil into PyEval_ReleaseLock (ceval_gil.c). */
+			assert_int_equal(s->nr_inlined, 1);
+			assert_non_null(find_site(s, "drop_gil@PyEval_ReleaseLock"));
+		}
+		assert_false(s->approximate);
+		assert_null(s->reason);
+		assert_int_equal(s->kind, GIL_PY_CPYTHON);
 		gil_symbols_free(s);
 	}
 	globfree(&g);
 }
 
+/* The five functions Debian's 3.11 LTO build inlines drop_gil into (checked with objdump). */
+static const char *const debian311_inlined[] = {
+	"drop_gil@PyEval_SaveThread", "drop_gil@os_stat", "drop_gil@_Py_read",
+	"drop_gil@_io_FileIO_write", "drop_gil@os_listdir",
+};
+
 static void check_debian(const char *py, const char *root, const char *prefix)
 {
+	const struct gil_site *site;
 	struct gil_symbols *s;
-	size_t i;
+	size_t i, k;
 
 	s = read_ok(py, root);
 	print_sites(s);
@@ -1017,12 +1220,38 @@ static void check_debian(const char *py, const char *root, const char *prefix)
 	assert_non_null(find_site(s, "take_gil.lto_priv.0"));
 	assert_non_null(find_site(s, "drop_gil.lto_priv.0"));
 	assert_true(!strncmp(s->symbols_from, prefix, strlen(prefix)));
+	assert_non_null(s->dwarf_from);
+	assert_string_equal(s->dwarf_from, s->symbols_from);
+	assert_int_equal(s->kind, GIL_PY_CPYTHON);
+	assert_false(s->approximate);
+	assert_null(s->reason);
 	for (i = 0; i < s->nr_sites; i++) {
-		assert_true(!strcmp(s->sites[i].method, "build-id") ||
-			    !strcmp(s->sites[i].method, "debuglink"));
+		site = &s->sites[i];
 		/* Non-PIE: text at vaddr 0x41f000, file offset 0x1f000. */
-		assert_int_not_equal(s->sites[i].offset, s->sites[i].addr);
-		verify_real_site(py, s, &s->sites[i]);
+		assert_int_not_equal(site->offset, site->addr);
+		if (!strcmp(site->method, "dwarf-inline")) {
+			verify_inline_site(py, s, site);
+			continue;
+		}
+		assert_true(!strcmp(site->method, "build-id") || !strcmp(site->method, "debuglink"));
+		verify_real_site(py, s, site);
+	}
+	/* Every copy is probed at its entry and at the one instruction its code falls to. */
+	assert_int_equal(s->nr_unproven, 0);
+	assert_true(s->nr_inlined >= ARRAY_SIZE(debian311_inlined));
+	assert_int_equal(count_role(s, GIL_SITE_ENTRY, "dwarf-inline"), s->nr_inlined);
+	assert_int_equal(count_role(s, GIL_SITE_EXIT, "dwarf-inline"), s->nr_inlined);
+	for (k = 0; k < ARRAY_SIZE(debian311_inlined); k++) {
+		size_t entries = 0, exits = 0;
+
+		for (i = 0; i < s->nr_sites; i++) {
+			if (strcmp(s->sites[i].symbol, debian311_inlined[k]))
+				continue;
+			entries += s->sites[i].role == GIL_SITE_ENTRY;
+			exits += s->sites[i].role == GIL_SITE_EXIT;
+		}
+		if (entries != 1 || exits != 1)
+			fail_msg("%s: %zu entries, %zu exits", debian311_inlined[k], entries, exits);
 	}
 	gil_symbols_free(s);
 }
@@ -1056,6 +1285,568 @@ static void test_debian_python311(void **state)
 	/* As a container path: the debug file is looked up under the same root. */
 	check_debian("/proc/self/root/usr/bin/python3.11", "/proc/self/root",
 		     "/proc/self/root/usr/lib/debug/");
+}
+
+/* ---- x86-64 decoding ---------------------------------------------------------------------- */
+
+/* Encodings taken from objdump -d of python3.11, libpython3.13 and libc on this machine. */
+static void test_x86_decode(void **state)
+{
+	static const struct {
+		const char *bytes;
+		size_t avail;
+		int ret;
+		unsigned int len;
+		enum gil_insn_flow flow;
+		int64_t rel; /* target - address, for branches */
+	} cases[] = {
+		{ "\x55", 1, 0, 1, GIL_INSN_NEXT, 0 }, /* push %rbp */
+		{ "\x48\x83\xec\x08", 4, 0, 4, GIL_INSN_NEXT, 0 }, /* sub $0x8,%rsp */
+		{ "\x8b\x05\x6d\x81\x55\x00", 6, 0, 6, GIL_INSN_NEXT, 0 }, /* mov rip(%rip),%eax */
+		{ "\x48\xc7\x05\x48\x82\x55\x00\x00\x00\x00\x00", 11, 0, 11, GIL_INSN_NEXT, 0 },
+		{ "\x48\x8b\x04\x25\x28\x00\x00\x00", 8, 0, 8, GIL_INSN_NEXT, 0 }, /* SIB, disp32 */
+		{ "\x48\x8b\x44\x24\x08", 5, 0, 5, GIL_INSN_NEXT, 0 }, /* mov 0x8(%rsp),%rax */
+		{ "\xf6\x40\x08\x01", 4, 0, 4, GIL_INSN_NEXT, 0 }, /* testb $0x1,0x8(%rax) */
+		{ "\xf7\xc7\x00\x00\x01\x00", 6, 0, 6, GIL_INSN_NEXT, 0 }, /* test $0x10000,%edi */
+		{ "\xf7\xd8", 2, 0, 2, GIL_INSN_NEXT, 0 }, /* neg %eax: F7 /3, no immediate */
+		{ "\x48\xb8\x01\x02\x03\x04\x05\x06\x07\x08", 10, 0, 10, GIL_INSN_NEXT, 0 },
+		{ "\x66\xb8\x34\x12", 4, 0, 4, GIL_INSN_NEXT, 0 }, /* mov $0x1234,%ax */
+		{ "\x66\x2e\x0f\x1f\x84\x00\x00\x00\x00\x00", 10, 0, 10, GIL_INSN_NEXT, 0 },
+		{ "\xf3\x0f\x1e\xfa", 4, 0, 4, GIL_INSN_NEXT, 0 }, /* endbr64 */
+		{ "\xc5\xf8\x77", 3, 0, 3, GIL_INSN_NEXT, 0 }, /* vzeroupper: VEX without ModRM */
+		{ "\xc4\xe2\x79\x18\x05\x00\x00\x00\x00", 9, 0, 9, GIL_INSN_NEXT, 0 },
+		{ "\xc4\xe3\x79\x16\xc0\x01", 6, 0, 6, GIL_INSN_NEXT, 0 }, /* vpextrd: 0F3A imm8 */
+		{ "\x62\xf1\xfd\x48\x6f\x44\x24\x01", 8, 0, 8, GIL_INSN_NEXT, 0 }, /* EVEX */
+		{ "\x66\x0f\x3a\x0f\xc1\x08", 6, 0, 6, GIL_INSN_NEXT, 0 }, /* palignr $8 */
+		{ "\x0f\x38\xf1\x07", 4, 0, 4, GIL_INSN_NEXT, 0 }, /* movbe */
+		{ "\x75\x0a", 2, 0, 2, GIL_INSN_BRANCH, 12 },
+		{ "\x0f\x84\x09\xf6\xf2\xff", 6, 0, 6, GIL_INSN_BRANCH, 6 - 0xd09f7 },
+		{ "\xe3\xfe", 2, 0, 2, GIL_INSN_BRANCH, 0 }, /* jrcxz . */
+		{ "\xeb\xfe", 2, 0, 2, GIL_INSN_JUMP, 0 },
+		{ "\xe9\x00\x01\x00\x00", 5, 0, 5, GIL_INSN_JUMP, 0x105 },
+		{ "\xe8\xfb\xff\xff\xff", 5, 0, 5, GIL_INSN_CALL, 0 },
+		{ "\x66\x66\x48\xe8\x6c\x85\xfb\xff", 8, 0, 8, GIL_INSN_CALL, 8 - 0x47a94 },
+		{ "\xff\x15\xf8\xfa\x60\x00", 6, 0, 6, GIL_INSN_CALL, 0 }, /* call *(%rip) */
+		{ "\xff\xe0", 2, 0, 2, GIL_INSN_INDIRECT, 0 }, /* jmp *%rax */
+		{ "\xff\x24\xc5\x40\x1c\x6d\x00", 7, 0, 7, GIL_INSN_INDIRECT, 0 },
+		{ "\xc3", 1, 0, 1, GIL_INSN_STOP, 0 },
+		{ "\xc2\x08\x00", 3, 0, 3, GIL_INSN_STOP, 0 },
+		{ "\x0f\x0b", 2, 0, 2, GIL_INSN_STOP, 0 }, /* ud2 */
+		{ "\xcc", 1, 0, 1, GIL_INSN_STOP, 0 },
+		/* Refused: unknown, vendor-dependent or cut short. */
+		{ "\x0f\x0f\xc1\x00", 4, -1, 0, 0, 0 }, /* 3DNow! */
+		{ "\x8f\xe8\x78\xc2\xfa\x0d", 6, -1, 0, 0, 0 }, /* AMD XOP */
+		{ "\x66\xe9\x00\x00", 4, -1, 0, 0, 0 }, /* jmp rel16 on some CPUs only */
+		{ "\x06", 1, -1, 0, 0, 0 }, /* push %es: not in 64-bit mode */
+		{ "\xe8\x00\x00", 3, -1, 0, 0, 0 },
+		{ "\x48", 1, -1, 0, 0, 0 },
+		{ "\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x90", 15, 0, 15,
+		  GIL_INSN_NEXT, 0 },
+		{ "\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x90", 16, -1, 0, 0, 0 },
+	};
+	const uint64_t addr = 0x4fe200;
+	struct gil_insn in;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		memset(&in, 0xa5, sizeof(in));
+		if (gil_x86_64_decode((const uint8_t *)cases[i].bytes, cases[i].avail, addr, &in) !=
+		    cases[i].ret)
+			fail_msg("case %zu: wrong return", i);
+		if (cases[i].ret)
+			continue;
+		if (in.len != cases[i].len || in.flow != cases[i].flow)
+			fail_msg("case %zu: len %u flow %d", i, in.len, (int)in.flow);
+		if ((in.flow == GIL_INSN_BRANCH || in.flow == GIL_INSN_JUMP ||
+		     (in.flow == GIL_INSN_CALL && cases[i].bytes[0] != '\xff')) &&
+		    in.target != addr + (uint64_t)cases[i].rel)
+			fail_msg("case %zu: target %#llx", i, (unsigned long long)in.target);
+	}
+}
+
+/* ---- endbr64, interpreter kinds, the exported fallback ------------------------------------- */
+
+static void test_endbr64(void **state)
+{
+	char *path = xfmt("%s/endbr", tmpdir);
+	struct synth sp = { .symtab = true, .build_id = bid_b, .endbr = true };
+	const struct gil_site *site;
+	struct gil_symbols *s;
+
+	write_synth(path, &sp);
+	s = read_ok(path, NULL);
+	/* take_gil starts with endbr64: the probe goes on the next instruction, still an entry. */
+	site = find_site(s, "take_gil");
+	assert_non_null(site);
+	assert_int_equal(site->skipped, 4);
+	assert_int_equal(site->addr, S_TEXT_ADDR + 0x14);
+	assert_int_equal(site->offset, S_TEXT_OFF + 0x14);
+	assert_int_equal(site->size, 0x20);
+	assert_true(site->retprobe);
+	assert_int_equal(site->role, GIL_SITE_ENTRY);
+	site = find_site(s, "drop_gil.constprop.0");
+	assert_non_null(site);
+	assert_int_equal(site->skipped, 0);
+	assert_int_equal(site->addr, S_TEXT_ADDR + 0x40);
+	gil_symbols_free(s);
+
+	/* Other machines have no endbr64: the same bytes are left alone. */
+	sp.machine = EM_AARCH64;
+	write_synth(path, &sp);
+	s = read_ok(path, NULL);
+	site = find_site(s, "take_gil");
+	assert_non_null(site);
+	assert_int_equal(site->skipped, 0);
+	assert_int_equal(site->addr, S_TEXT_ADDR + 0x10);
+	gil_symbols_free(s);
+	free(path);
+}
+
+#define FN(n, off) { n, S_TEXT_ADDR + (off), 0x10, STT_FUNC, false }
+
+static void test_kinds(void **state)
+{
+	static const struct ssym ft[] = { FN("PyModule_Create2", 0xe0), FN("_Py_DecRefShared", 0xf0) };
+	static const struct ssym ft2[] = { FN("_Py_MergeZeroLocalRefcount", 0xf0) };
+	static const struct ssym py2[] = { FN("Py_InitModule4_64", 0xe0) };
+	static const struct ssym pypy[] = { FN("pypy_setup_home", 0xe0) };
+	static const struct ssym py3[] = { FN("PyModule_Create2", 0xe0) };
+	static const struct ssym undef[] = {
+		FN("PyModule_Create2", 0xe0),
+		{ "_Py_DecRefShared", 0, 0, STT_FUNC, true }, /* imported is not defined */
+	};
+	static const struct {
+		const struct ssym *dyn;
+		size_t nr;
+		enum gil_python_kind kind;
+		size_t sites;
+		const char *reason; /* after the path */
+	} cases[] = {
+		{ ft, ARRAY_SIZE(ft), GIL_PY_FREE_THREADED, 0,
+		  " is a free-threaded CPython (built with Py_GIL_DISABLED): it has no GIL to record" },
+		{ ft2, ARRAY_SIZE(ft2), GIL_PY_FREE_THREADED, 0,
+		  " is a free-threaded CPython (built with Py_GIL_DISABLED): it has no GIL to record" },
+		{ py2, ARRAY_SIZE(py2), GIL_PY_CPYTHON2, 0,
+		  " is Python 2: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later)" },
+		{ pypy, ARRAY_SIZE(pypy), GIL_PY_PYPY, 0,
+		  " is PyPy: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later)" },
+		{ py3, ARRAY_SIZE(py3), GIL_PY_CPYTHON, 2, NULL },
+		{ undef, ARRAY_SIZE(undef), GIL_PY_CPYTHON, 2, NULL },
+	};
+	char *path = xfmt("%s/kind", tmpdir), *want;
+	struct synth sp = { .symtab = true, .build_id = bid_b };
+	struct gil_symbols *s;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		sp.dyn = cases[i].dyn;
+		sp.nr_dyn = cases[i].nr;
+		write_synth(path, &sp);
+		s = read_ok(path, NULL);
+		if (s->kind != cases[i].kind || s->nr_sites != cases[i].sites)
+			fail_msg("case %zu: kind %d, %zu sites", i, (int)s->kind, s->nr_sites);
+		assert_int_equal(s->has_take, cases[i].sites > 0);
+		assert_int_equal(s->has_drop, cases[i].sites > 0);
+		assert_false(s->approximate);
+		if (cases[i].reason) {
+			want = xfmt("%s%s", path, cases[i].reason);
+			assert_non_null(s->reason);
+			assert_string_equal(s->reason, want);
+			free(want);
+		} else {
+			assert_null(s->reason);
+		}
+		gil_symbols_free(s);
+	}
+	free(path);
+}
+
+static void test_fallback(void **state)
+{
+	static const struct ssym exports[] = {
+		FN("PyModule_Create2", 0xb0), FN("PyEval_SaveThread", 0xd0),
+		FN("PyEval_RestoreThread", 0xe0),
+		{ "Py_Version", S_DATA_ADDR, 4, STT_OBJECT, false },
+	};
+	static const struct ssym take_only[] = {
+		FN("PyModule_Create2", 0xb0), FN("PyEval_SaveThread", 0xd0),
+		FN("PyEval_RestoreThread", 0xe0), FN("take_gil", 0x10),
+	};
+	static const struct ssym no_api[] = { FN("main", 0xb0) };
+	char *deb = xfmt("%s/fbdeb", tmpdir), *other = xfmt("%s/fbother", tmpdir);
+	char *debobj = xfmt("%s/usr/bin/python3.11", deb), *p3 = xfmt("%s/usr/bin/python3", deb);
+	char *otherobj = xfmt("%s/usr/bin/python3.11", other), *lib = xfmt("%s/usr/lib/libfoo.so", deb);
+	char *flag = xfmt("%s/etc/debian_version", deb), *dir;
+	struct synth sp = { .build_id = bid_b, .endbr = true, .dyn = exports,
+			    .nr_dyn = ARRAY_SIZE(exports), .data_word = 0x030c04f0 };
+	const struct gil_site *take, *drop;
+	struct gil_symbols *s;
+
+	dir = xfmt("%s/etc", deb);
+	mkdirs(dir);
+	free(dir);
+	write_file(flag, "12.8\n", 5);
+	dir = xfmt("%s/usr/bin", deb);
+	mkdirs(dir);
+	free(dir);
+	dir = xfmt("%s/usr/lib", deb);
+	mkdirs(dir);
+	free(dir);
+	dir = xfmt("%s/usr/bin", other);
+	mkdirs(dir);
+	free(dir);
+
+	/* Stripped, no debug file, exports the C API: both functions approximated. */
+	write_synth(debobj, &sp);
+	s = read_ok(debobj, deb);
+	print_sites(s);
+	assert_int_equal(s->nr_sites, 2);
+	assert_int_equal(s->kind, GIL_PY_CPYTHON);
+	assert_true(s->approximate);
+	assert_true(s->has_take);
+	assert_true(s->has_drop);
+	take = find_site(s, "PyEval_RestoreThread");
+	drop = find_site(s, "PyEval_SaveThread");
+	assert_non_null(take);
+	assert_non_null(drop);
+	assert_int_equal(take->fn, GIL_FN_TAKE);
+	assert_int_equal(drop->fn, GIL_FN_DROP);
+	assert_string_equal(take->method, "exported-fallback");
+	assert_string_equal(drop->method, "exported-fallback");
+	assert_true(take->approximate && drop->approximate);
+	assert_true(take->retprobe && drop->retprobe);
+	assert_int_equal(take->skipped, 0);
+	assert_int_equal(take->addr, S_TEXT_ADDR + 0xe0);
+	/* PyEval_SaveThread starts with endbr64 in this file. */
+	assert_int_equal(drop->skipped, 4);
+	assert_int_equal(drop->addr, S_TEXT_ADDR + 0xd4);
+	assert_int_equal(drop->offset, S_TEXT_OFF + 0xd4);
+	assert_string_equal(s->reason,
+			    "releases are approximate: /usr/bin/python3.11 has no symbols for take_gil/drop_gil, so PyEval_RestoreThread/PyEval_SaveThread are probed in their place (forced switches are not seen); for exact sites, apt-get install python3.11-dbg in its container");
+	gil_symbols_free(s);
+
+	/* No version in the name: Py_Version (3.12.4) says which -dbg package. */
+	write_synth(p3, &sp);
+	s = read_ok(p3, deb);
+	assert_non_null(s->reason);
+	assert_non_null(strstr(s->reason, "apt-get install python3.12-dbg in its container"));
+	gil_symbols_free(s);
+
+	/* Not Debian: the debuginfo package, by the debug file it must provide. */
+	write_synth(otherobj, &sp);
+	s = read_ok(otherobj, other);
+	assert_true(s->approximate);
+	assert_non_null(strstr(s->reason,
+			       "for exact sites, install its debuginfo package in its container (it provides /usr/lib/debug/.build-id/01/02030405060708090a0b0c0d0e0f10111213ff.debug)"));
+	gil_symbols_free(s);
+
+	/* take_gil has a symbol: only drop_gil is approximated. */
+	sp.dyn = take_only;
+	sp.nr_dyn = ARRAY_SIZE(take_only);
+	write_synth(debobj, &sp);
+	s = read_ok(debobj, deb);
+	assert_int_equal(s->nr_sites, 2);
+	assert_null(find_site(s, "PyEval_RestoreThread"));
+	assert_true(find_site(s, "take_gil") && !find_site(s, "take_gil")->approximate);
+	assert_true(find_site(s, "PyEval_SaveThread")->approximate);
+	assert_true(s->approximate);
+	assert_non_null(strstr(s->reason, "has no symbols for drop_gil, so PyEval_SaveThread is probed in its place"));
+	gil_symbols_free(s);
+
+	/* A stripped Python that exports nothing: no sites, and what to install. */
+	sp.dyn = no_api;
+	sp.nr_dyn = ARRAY_SIZE(no_api);
+	write_synth(debobj, &sp);
+	s = read_ok(debobj, deb);
+	assert_int_equal(s->nr_sites, 0);
+	assert_false(s->approximate);
+	assert_string_equal(s->reason,
+			    "/usr/bin/python3.11 has no symbols for take_gil/drop_gil and no debug file matching its build-id: apt-get install python3.11-dbg in its container");
+	gil_symbols_free(s);
+
+	/* The same file under another name is not a Python: nothing to say. */
+	write_synth(lib, &sp);
+	s = read_ok(lib, deb);
+	assert_int_equal(s->nr_sites, 0);
+	assert_null(s->reason);
+	gil_symbols_free(s);
+
+	free(deb);
+	free(other);
+	free(debobj);
+	free(p3);
+	free(otherobj);
+	free(lib);
+	free(flag);
+}
+
+/* Debian's python3.11 with its debug file out of reach: the exported entry points. */
+static void test_debian_fallback(void **state)
+{
+	const char *py = "/usr/bin/python3.11";
+	char *root = xfmt("%s/nodebug", tmpdir), *dir = xfmt("%s/etc", root);
+	char *flag = xfmt("%s/debian_version", dir);
+	struct gil_symbols *s;
+	size_t i;
+
+	if (access(py, R_OK)) {
+		print_message("%s absent\n", py);
+		free(root);
+		free(dir);
+		free(flag);
+		skip();
+	}
+	mkdirs(dir);
+	write_file(flag, "12.8\n", 5);
+	s = read_ok(py, root);
+	print_sites(s);
+	assert_int_equal(s->nr_sites, 2);
+	assert_true(s->approximate);
+	assert_null(s->dwarf_from);
+	assert_string_equal(s->symbols_from, py);
+	assert_non_null(strstr(s->reason, "releases are approximate: /usr/bin/python3.11 has no symbols for take_gil/drop_gil"));
+	assert_non_null(strstr(s->reason, "apt-get install python3.11-dbg"));
+	for (i = 0; i < s->nr_sites; i++) {
+		assert_string_equal(s->sites[i].method, "exported-fallback");
+		assert_true(s->sites[i].approximate);
+		verify_real_site(py, s, &s->sites[i]);
+	}
+	assert_int_equal(find_site(s, "PyEval_SaveThread")->fn, GIL_FN_DROP);
+	assert_int_equal(find_site(s, "PyEval_RestoreThread")->fn, GIL_FN_TAKE);
+	gil_symbols_free(s);
+	free(root);
+	free(dir);
+	free(flag);
+}
+
+/* ---- DWARF of a compiled program ---------------------------------------------------------- */
+
+/*
+ * drop_gil inlined the ways CPython's LTO builds do it, built here with the machine's compiler:
+ * into PyEval_SaveThread (with a slow path whose unlock returns into the caller), an I/O
+ * function, a conditional release, and nested_user, where LTO also nests b.c's own static
+ * drop_gil inside ours; plus an out-of-line copy (its address is taken) after an endbr64.
+ */
+static const char fixture_a[] =
+	"#include <pthread.h>\n"
+	"#include <stdlib.h>\n"
+	"#ifdef OUT_OF_LINE\n"
+	"#define INLINE __attribute__((noinline))\n"
+	"#else\n"
+	"#define INLINE inline __attribute__((always_inline))\n"
+	"#endif\n"
+	"pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;\n"
+	"volatile int locked = 1, requests;\n"
+	"const unsigned long Py_Version = 0x030b02f0;\n"
+	"__attribute__((noinline, noreturn)) void fatal(const char *msg)\n"
+	"{\n"
+	"	(void)msg;\n"
+	"	abort();\n"
+	"}\n"
+	"void b_release(void);\n"
+	"static INLINE void drop_gil(int force)\n"
+	"{\n"
+	"	if (!locked)\n"
+	"		fatal(\"drop_gil: not locked\");\n"
+	"	if (pthread_mutex_lock(&mu))\n"
+	"		fatal(\"drop_gil: lock\");\n"
+	"	locked = 0;\n"
+	"	if (pthread_mutex_unlock(&mu))\n"
+	"		fatal(\"drop_gil: unlock\");\n"
+	"	if (force == 1 && requests) {\n"
+	"		pthread_mutex_lock(&mu);\n"
+	"		while (requests)\n"
+	"			requests--;\n"
+	"		pthread_mutex_unlock(&mu);\n"
+	"	}\n"
+	"	if (force == 2)\n"
+	"		b_release();\n"
+	"}\n"
+	"__attribute__((noinline)) static void take_gil(void)\n"
+	"{\n"
+	"	pthread_mutex_lock(&mu);\n"
+	"	locked = 1;\n"
+	"	pthread_mutex_unlock(&mu);\n"
+	"}\n"
+	"void (*volatile drop_ptr)(int) = drop_gil;\n"
+	"__attribute__((noinline)) void *PyEval_SaveThread(void)\n"
+	"{\n"
+	"	drop_gil(1);\n"
+	"	return &mu;\n"
+	"}\n"
+	"__attribute__((noinline)) void PyEval_RestoreThread(void *t)\n"
+	"{\n"
+	"	(void)t;\n"
+	"	take_gil();\n"
+	"}\n"
+	"__attribute__((noinline)) int do_read(int fd)\n"
+	"{\n"
+	"	int n;\n"
+	"	drop_gil(1);\n"
+	"	n = fd * 3 + requests;\n"
+	"	take_gil();\n"
+	"	return n;\n"
+	"}\n"
+	"__attribute__((noinline)) int maybe_drop(int c)\n"
+	"{\n"
+	"	if (c)\n"
+	"		drop_gil(0);\n"
+	"	return c + requests;\n"
+	"}\n"
+	"__attribute__((noinline, flatten)) void nested_user(void)\n"
+	"{\n"
+	"	drop_gil(2);\n"
+	"}\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	(void)argv;\n"
+	"	PyEval_RestoreThread(PyEval_SaveThread());\n"
+	"	drop_ptr(argc);\n"
+	"	nested_user();\n"
+	"	return do_read(argc) + maybe_drop(argc) + (int)Py_Version;\n"
+	"}\n";
+
+static const char fixture_b[] =
+	"#include <pthread.h>\n"
+	"extern pthread_mutex_t mu;\n"
+	"extern volatile int locked;\n"
+	"static inline __attribute__((always_inline)) void drop_gil(void)\n"
+	"{\n"
+	"	pthread_mutex_lock(&mu);\n"
+	"	locked = 0;\n"
+	"	pthread_mutex_unlock(&mu);\n"
+	"}\n"
+	"void b_release(void)\n"
+	"{\n"
+	"	drop_gil();\n"
+	"}\n";
+
+/* Run a program quietly; its exit status, 127 when it could not be run. */
+static int run(char *const argv[])
+{
+	int status, null;
+	pid_t pid;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
+}
+
+static size_t count_symbol(const struct gil_symbols *s, const char *name, enum gil_site_role role)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nr_sites; i++)
+		n += !strcmp(s->sites[i].symbol, name) && s->sites[i].role == role;
+	return n;
+}
+
+static void test_dwarf_fixture(void **state)
+{
+	static const char *const inlined[] = {
+		"drop_gil@PyEval_SaveThread", "drop_gil@do_read", "drop_gil@maybe_drop",
+		"drop_gil@nested_user", "drop_gil@b_release",
+	};
+	char *dir = xfmt("%s/fixture", tmpdir), *a = xfmt("%s/a.c", dir), *b = xfmt("%s/b.c", dir);
+	char *exe = xfmt("%s/fixture", dir), *bare = xfmt("%s/fixture.nodebug", dir);
+	char *ool = xfmt("%s/fixture.outofline", dir);
+	char *cc[] = { "cc", "-O2", "-g", "-flto", "-fcf-protection=full", "-rdynamic", "-o", exe,
+		       a, b, "-lpthread", NULL };
+	char *cc_ool[] = { "cc", "-O2", "-g0", "-flto", "-fcf-protection=full", "-rdynamic",
+			   "-DOUT_OF_LINE", "-o", ool, a, b, "-lpthread", NULL };
+	char *strip[] = { "objcopy", "--strip-debug", exe, bare, NULL };
+	const struct gil_site *site;
+	struct gil_symbols *s;
+	size_t i, k;
+
+	mkdirs(dir);
+	write_file(a, fixture_a, sizeof(fixture_a) - 1);
+	write_file(b, fixture_b, sizeof(fixture_b) - 1);
+	if (run(cc)) {
+		print_message("cc -flto -fcf-protection could not build the fixture\n");
+		goto out;
+	}
+	s = read_ok(exe, NULL);
+	print_sites(s);
+	assert_string_equal(s->dwarf_from, exe);
+	assert_int_equal(s->kind, GIL_PY_CPYTHON);
+	assert_false(s->approximate);
+	assert_null(s->reason);
+	assert_int_equal(s->nr_unproven, 0);
+	/*
+	 * The out-of-line copy is an indirect-branch target, so it starts with endbr64: probed
+	 * after it. take_gil is only called directly and has none.
+	 */
+	for (i = k = 0; i < s->nr_sites; i++) {
+		site = &s->sites[i];
+		if (!strcmp(site->method, "dwarf-inline")) {
+			verify_inline_site(exe, s, site);
+			continue;
+		}
+		assert_string_equal(site->method, "symtab");
+		assert_int_equal(site->skipped, site->fn == GIL_FN_DROP ? 4 : 0);
+		verify_real_site(exe, s, site);
+		k++;
+	}
+	assert_int_equal(k, 2);
+	/* One entry per copy; b.c's copy nested in nested_user's gives none of its own. */
+	assert_int_equal(s->nr_inlined, ARRAY_SIZE(inlined));
+	for (k = 0; k < ARRAY_SIZE(inlined); k++) {
+		if (count_symbol(s, inlined[k], GIL_SITE_ENTRY) != 1 ||
+		    !count_symbol(s, inlined[k], GIL_SITE_EXIT))
+			fail_msg("%s: %zu entries, %zu exits", inlined[k],
+				 count_symbol(s, inlined[k], GIL_SITE_ENTRY),
+				 count_symbol(s, inlined[k], GIL_SITE_EXIT));
+	}
+	/* The fast path falls through; the slow path's unlock returns into the caller. */
+	assert_int_equal(count_symbol(s, "drop_gil@PyEval_SaveThread", GIL_SITE_EXIT), 2);
+	gil_symbols_free(s);
+
+	/* Without DWARF: PyEval_SaveThread calls no drop_gil, so it stands in for the copies. */
+	if (run(strip)) {
+		print_message("objcopy(1) not available\n");
+		goto out;
+	}
+	s = read_ok(bare, NULL);
+	print_sites(s);
+	assert_null(s->dwarf_from);
+	assert_true(s->approximate);
+	assert_int_equal(s->nr_sites, 3);
+	site = find_site(s, "PyEval_SaveThread");
+	assert_non_null(site);
+	assert_int_equal(site->fn, GIL_FN_DROP);
+	assert_true(site->approximate);
+	assert_string_equal(site->method, "exported-fallback");
+	assert_int_equal(site->skipped, 4);
+	assert_non_null(strstr(s->reason, "inlines drop_gil into PyEval_SaveThread"));
+	gil_symbols_free(s);
+
+	/* drop_gil out of line: PyEval_SaveThread calls it, and is not probed in its place. */
+	assert_int_equal(run(cc_ool), 0);
+	s = read_ok(ool, NULL);
+	print_sites(s);
+	assert_false(s->approximate);
+	assert_null(s->reason);
+	assert_null(find_site(s, "PyEval_SaveThread"));
+	assert_int_equal(s->nr_sites, 2);
+	gil_symbols_free(s);
+out:
+	free(dir);
+	free(a);
+	free(b);
+	free(exe);
+	free(bare);
+	free(ool);
 }
 
 /* ---- errors -------------------------------------------------------------------------------- */
@@ -1153,6 +1944,12 @@ int main(void)
 		cmocka_unit_test(test_pyenv),
 		cmocka_unit_test(test_debian_python311),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_x86_decode),
+		cmocka_unit_test(test_endbr64),
+		cmocka_unit_test(test_kinds),
+		cmocka_unit_test(test_fallback),
+		cmocka_unit_test(test_debian_fallback),
+		cmocka_unit_test(test_dwarf_fixture),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
