@@ -1,0 +1,128 @@
+"""Helpers for the tests of distribution builds (issue 4): workloads in private mount namespaces,
+Debian's debug symbols, and the N-ctypes-call measurement that compat-matrix, containers and
+interpreters share. The workload makes N ctypes calls on its main thread; each releases and
+retakes the GIL exactly once, so a correct recording shows N drop_gil and N take_gil intervals
+on that thread, plus a few from the handshake and interpreter exit.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from giltest import *  # noqa: E402,F401,F403
+
+N = 2000
+SLACK = 12  # the handshake's reads and writes, and interpreter exit
+MIN_RATIO = 0.99
+DEBIAN_PY = "/usr/bin/python3.11"
+# A tmpfs over /usr/lib/debug hides every debug file from the process and from anyone who
+# looks through /proc/PID/root, as a container without the -dbg package would.
+HIDE_DEBUG = "mount -t tmpfs giltrace-nodebug /usr/lib/debug"
+
+
+def require_unshare():
+    if not shutil.which("unshare"):
+        skip("unshare(1) not installed (util-linux)")
+    if subprocess.call(["unshare", "-m", "true"], stderr=subprocess.DEVNULL) != 0:
+        skip("cannot create a mount namespace (unshare -m)")
+
+
+def debian_python(dbg=True):
+    """Debian's python3.11, with python3.11-dbg when @dbg (installed when missing: it pulls the
+    matching python3.11). None when this is not such a system."""
+    if not os.path.exists("/etc/debian_version") or not os.access(DEBIAN_PY, os.X_OK):
+        return None
+    if dbg and not has_debug_symbols(DEBIAN_PY) and shutil.which("apt-get"):
+        log("installing python3.11-dbg")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.call(["apt-get", "install", "-y", "-q", "python3.11-dbg"], env=env,
+                        stdout=subprocess.DEVNULL)
+    if dbg and not has_debug_symbols(DEBIAN_PY):
+        skip("python3.11-dbg is not installed and could not be: apt-get install python3.11-dbg")
+    return DEBIAN_PY
+
+
+class NsWorkload(Workload):
+    """A workload started inside a private mount namespace (`unshare -m`), after the shell
+    commands @setup ran there; @python is a path as seen inside."""
+
+    def __init__(self, python, script, *args, setup="", env=None):
+        inner = "set -e\n%s\nexec \"$@\"" % setup
+        cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", inner, "sh", python,
+               "-u", os.path.join(WORKLOADS, script)] + [str(a) for a in args]
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  env=env)
+        line = self.readline(60)
+        check(line.startswith("ready "), "workload %s did not start in its namespace: %r"
+              % (script, line))
+        self.pid = int(line.split()[1])
+
+
+def mapped(pid, pattern):
+    """Paths in /proc/PID/maps that match @pattern."""
+    with open("/proc/%d/maps" % pid) as f:
+        return sorted(set(l.split()[-1] for l in f if re.search(pattern, l)))
+
+
+class Row:
+    """One recorded interpreter: what the header says and what the main thread shows."""
+
+    def __init__(self, label, header, records, footer, tid, err, n):
+        self.label, self.header, self.footer, self.err, self.n = label, header, footer, err, n
+        self.drops = len(intervals(records, tid, 2))
+        self.takes = len(intervals(records, tid, 0))
+        self.flagged = [r for r in records
+                        if isinstance(r, list) and r[0] == tid and r[4] & (F_RESYNC | F_LOST)]
+        self.methods = sorted(set(p["method"] for p in header["probes"]))
+        self.approximate = [p for p in header["probes"] if p.get("approximate")]
+
+    def method(self):
+        return ",".join(self.methods)
+
+    def problems(self, exact=True):
+        """What is wrong with this row; [] when it is right."""
+        out = []
+        for name, got in (("releases", self.drops), ("takes", self.takes)):
+            if got < MIN_RATIO * self.n:
+                out.append("%s: %s seen %d/%d < %.2f" % (self.label, name, got, self.n,
+                                                         MIN_RATIO))
+            if got > self.n + SLACK:
+                out.append("%s: %s seen %d/%d: counted twice" % (self.label, name, got, self.n))
+        if self.flagged:
+            out.append("%s: %d intervals flagged resync/lost, first %s"
+                       % (self.label, len(self.flagged), self.flagged[:3]))
+        if self.footer is None or self.footer.get("lost"):
+            out.append("%s: footer %s" % (self.label, self.footer))
+        if exact and self.approximate:
+            out.append("%s: approximate probes where exact ones were expected: %s"
+                       % (self.label, self.approximate))
+        return out
+
+
+def record(w, label, n=N, extra=()):
+    """Record the started ctypes_calls.py workload @w with gil-record --pid; a Row."""
+    rec = Recorder("--pid", w.pid, *extra)
+    w.go()
+    tid = int(w.wait_done()[0])
+    w.finish()
+    rc = rec.wait()
+    check(rc == 0, "%s: gil-record exited %d: %s" % (label, rc, rec.err))
+    files = rec.files()
+    check(len(files) == 1, "%s: expected one file, got %s" % (label, files))
+    header, records, footer = read_recording(files[0])
+    check(header["pid"] == w.pid, "%s: header pid %s, workload %d" % (label, header["pid"], w.pid))
+    check_no_probes()
+    return Row(label, header, records, footer, tid, rec.err, n)
+
+
+def table(rows):
+    """The compatibility table, as Markdown (doc/compatibility.md takes it as is)."""
+    lines = ["| interpreter | method | releases seen / N | takes seen / N |",
+             "|---|---|---|---|"]
+    for r in rows:
+        lines.append("| %s | %s | %d / %d (%.3f) | %d / %d (%.3f) |"
+                     % (r.label, r.method(), r.drops, r.n, r.drops / r.n, r.takes, r.n,
+                        r.takes / r.n))
+    return "\n".join(lines)
