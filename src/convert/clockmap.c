@@ -39,6 +39,9 @@ bool conv_json_int(struct json_object *o, const char *key, int64_t *v)
 	return true;
 }
 
+/* Offsets and times beyond 2^62 ns are damage: mapping them could overflow. */
+#define OFF_MAX ((int64_t)1 << 62)
+
 static const char *clock_key(enum conv_clock clock)
 {
 	return clock == CONV_CLOCK_MONOTONIC ? "monotonic_ns" : "realtime_ns";
@@ -71,9 +74,12 @@ int clockmap_setup(struct clockmap *m, enum conv_clock clock, struct json_object
 	if (!offsets(header, key, &m->off0))
 		return gil_err(err, errlen, "the header has no clock_offsets.%s: use --clock "
 			       "monotonic_raw", key);
+	if (m->off0 > OFF_MAX || m->off0 < -OFF_MAX)
+		return gil_err(err, errlen, "the header's clock_offsets.%s is out of range", key);
 	m->off1 = m->off0;
 	conv_json_int(header, "start_ns", &t0);
-	if (offsets(footer, key, &m->off1) && conv_json_int(footer, "end_ns", &t1) && t1 > t0) {
+	if (offsets(footer, key, &m->off1) && conv_json_int(footer, "end_ns", &t1) && t1 > t0 &&
+	    t0 >= 0 && t1 <= OFF_MAX && m->off1 <= OFF_MAX && m->off1 >= -OFF_MAX) {
 		m->t0 = t0;
 		m->t1 = t1;
 	} else {

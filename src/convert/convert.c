@@ -28,6 +28,9 @@
 
 static const char *const clock_names[] = { "realtime", "monotonic", "monotonic_raw" };
 
+/* Times beyond 2^62 ns (146 years) are damage, not data: mapping them could overflow. */
+#define TIME_MAX ((uint64_t)1 << 62)
+
 void conv_warn(const struct conv_options *opt, const char *fmt, ...)
 {
 	char msg[1024];
@@ -54,7 +57,7 @@ struct conv {
 	/* the input being converted */
 	struct conv_input *ci;
 	struct clockmap cm;
-	uint64_t intervals, clipped_out, lost_events, lost_records, exits, unknown;
+	uint64_t intervals, clipped_out, lost_events, lost_records, exits, unknown, out_of_range;
 	bool have_range;
 	int64_t lo, hi; /* output axis range of everything written */
 	char err[512];
@@ -82,6 +85,10 @@ static int interval(struct conv *c, const struct gil_interval *iv)
 	int r;
 
 	c->intervals++;
+	if (iv->start > TIME_MAX || iv->dur > TIME_MAX - iv->start) {
+		c->out_of_range++;
+		return 0;
+	}
 	ts = clockmap_map(&c->cm, iv->start);
 	dur = clockmap_map(&c->cm, iv->start + iv->dur) - ts;
 	r = clockmap_clip(&c->cm, &ts, &dur);
@@ -106,6 +113,8 @@ static int lost(struct conv *c, const struct gil_record *rec)
 
 	c->lost_records++;
 	c->lost_events += rec->count;
+	if (rec->ts > TIME_MAX)
+		return 0;
 	ev.ts = clockmap_map(&c->cm, rec->ts);
 	if (!clockmap_clip(&c->cm, &ev.ts, &dur))
 		return 0;
@@ -170,6 +179,7 @@ static struct json_object *report(struct conv *c, struct gil_reader *r,
 	json_object_object_add(o, "intervals", json_object_new_uint64(c->intervals));
 	json_object_object_add(o, "slices", json_object_new_uint64(ts->slices));
 	json_object_object_add(o, "clipped_out", json_object_new_uint64(c->clipped_out));
+	json_object_object_add(o, "out_of_range", json_object_new_uint64(c->out_of_range));
 	json_object_object_add(o, "threads", json_object_new_uint64(ts->threads));
 	json_object_object_add(o, "lost_records", json_object_new_uint64(c->lost_records));
 	json_object_object_add(o, "lost_events", json_object_new_uint64(c->lost_events));
@@ -213,7 +223,7 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 
 	c->ci = ci;
 	c->intervals = c->clipped_out = c->lost_events = c->lost_records = 0;
-	c->exits = c->unknown = 0;
+	c->exits = c->unknown = c->out_of_range = 0;
 	if (setup_clock(c) < 0)
 		return -1;
 	r = gil_reader_open(ci->path, err, sizeof(err));
@@ -297,6 +307,9 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 		conv_warn(c->opt, "%s: %llu intervals overlapped the previous one of their thread "
 			  "and were shifted (args.overlap_fixed)", ci->path,
 			  (unsigned long long)ts.overlaps);
+	if (c->out_of_range)
+		conv_warn(c->opt, "%s: %llu intervals with impossible times (beyond 2^62 ns) were "
+			  "skipped", ci->path, (unsigned long long)c->out_of_range);
 	if (st && ss.ignored)
 		conv_warn(c->opt, "%s: %llu events were not take_gil/drop_gil calls and were "
 			  "ignored", ci->path, (unsigned long long)ss.ignored);

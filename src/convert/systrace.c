@@ -79,7 +79,11 @@ bool systrace_us_ns(struct json_object *v, int64_t *ns)
 	if (!v)
 		return false;
 	if (json_object_is_type(v, json_type_int)) {
-		*ns = json_object_get_int64(v) * 1000;
+		int64_t us = json_object_get_int64(v);
+
+		if (us > INT64_MAX / 1000 || us < INT64_MIN / 1000)
+			return false;
+		*ns = us * 1000;
 		return true;
 	}
 	if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_string))

@@ -534,7 +534,7 @@ static bool is_magic_prefix(struct gil_reader *r)
 static int open_giltrace(struct gil_reader *r)
 {
 	struct json_object *key = NULL, *val = NULL;
-	const char *format = NULL;
+	const char *format = NULL, *why, *k;
 	int64_t version = -1;
 	char c, msg[160];
 	int ret;
@@ -545,39 +545,41 @@ static int open_giltrace(struct gil_reader *r)
 		ret = peek_head(r, &c);
 		if (ret <= 0)
 			goto ended;
+		why = "not a recording: a JSON object without \"records\"";
 		if (c == '}')
-			return fail(r, "%s", "not a recording: a JSON object without \"records\"");
+			goto bad;
+		why = "not JSON: expected a key in the top-level object";
 		if (c != '"')
-			return fail(r, "%s", "not JSON: expected a key in the top-level object");
+			goto bad;
 		ret = parse_value(r, &key);
 		if (ret <= 0)
 			goto ended;
 		ret = peek_head(r, &c);
 		if (ret <= 0)
 			goto ended;
+		why = "not JSON: expected ':' in the top-level object";
 		if (c != ':')
-			return fail(r, "%s", "not JSON: expected ':' in the top-level object");
+			goto bad;
 		r->pos++;
-		if (!strcmp(json_object_get_string(key), "traceEvents")) {
-			json_object_put(key);
-			return fail(r, "%s", "a Chrome trace, not a recording (already converted?)");
-		}
-		if (!strcmp(json_object_get_string(key), "records"))
+		k = json_object_get_string(key);
+		why = "a Chrome trace, not a recording (already converted?)";
+		if (!strcmp(k, "traceEvents"))
+			goto bad;
+		if (!strcmp(k, "records"))
 			break;
 		ret = parse_value(r, &val);
 		if (ret <= 0)
 			goto ended;
-		if (!strcmp(json_object_get_string(key), "format")) {
+		if (!strcmp(k, "format")) {
 			if (!json_object_is_type(val, json_type_string) ||
 			    strcmp(json_object_get_string(val), "giltrace")) {
 				snprintf(msg, sizeof(msg), "unknown format '%.64s': not a giltrace recording",
 					 json_object_get_string(val));
-				json_object_put(key);
-				json_object_put(val);
-				return fail(r, "%s", msg);
+				why = msg;
+				goto bad;
 			}
 			format = "giltrace";
-		} else if (!strcmp(json_object_get_string(key), "version")) {
+		} else if (!strcmp(k, "version")) {
 			if (!get_s64(val, &version))
 				version = -2;
 		}
@@ -587,31 +589,35 @@ static int open_giltrace(struct gil_reader *r)
 		ret = peek_head(r, &c);
 		if (ret <= 0)
 			goto ended;
-		if (c == ',') {
-			r->pos++;
-		} else if (c == '}') {
-			return fail(r, "%s", "not a recording: a JSON object without \"records\"");
-		} else {
-			return fail(r, "%s", "not JSON: expected ',' in the top-level object");
-		}
+		why = "not a recording: a JSON object without \"records\"";
+		if (c == '}')
+			goto bad;
+		why = "not JSON: expected ',' in the top-level object";
+		if (c != ',')
+			goto bad;
+		r->pos++;
 	}
-	json_object_put(key);
-	key = NULL;
+	why = "unknown format: a JSON object without \"format\":\"giltrace\"";
 	if (!format)
-		return fail(r, "%s", "unknown format: a JSON object without \"format\":\"giltrace\"");
+		goto bad;
+	why = "giltrace recording without a valid \"version\"";
+	if (version < 0)
+		goto bad;
 	if (version != GILTRACE_FORMAT_VERSION) {
-		if (version < 0)
-			return fail(r, "%s", "giltrace recording without a valid \"version\"");
 		snprintf(msg, sizeof(msg),
 			 "unsupported recording version %lld (this gil-convert reads version %d)",
 			 (long long)version, GILTRACE_FORMAT_VERSION);
-		return fail(r, "%s", msg);
+		why = msg;
+		goto bad;
 	}
+	json_object_put(key);
+	key = NULL;
 	ret = peek_head(r, &c);
 	if (ret <= 0)
 		goto ended;
+	why = "not a recording: \"records\" is not an array";
 	if (c != '[')
-		return fail(r, "%s", "not a recording: \"records\" is not an array");
+		goto bad;
 	r->pos++;
 	r->state = ST_ELEM;
 	return 0;
@@ -626,6 +632,10 @@ ended:
 	r->truncated = true;
 	r->state = ST_DONE;
 	return 0;
+bad:
+	json_object_put(key);
+	json_object_put(val);
+	return fail(r, "%s", why);
 }
 
 static bool is_gil_event(struct json_object *o)
