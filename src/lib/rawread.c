@@ -207,8 +207,9 @@ static inline bool fast_u64(const char **pp, const char *e, uint64_t *v)
 }
 
 /*
- * The hot path: `[tid,kind,start,dur,flags]` exactly as the writer prints it. Returns false
- * (nothing consumed) for anything else, which the tokener then handles.
+ * The hot path: `[tid,kind,start,dur,flags]` exactly as the writer prints it, perhaps with more
+ * integers after flags. Returns false (nothing consumed) for anything else, which the tokener
+ * then handles.
  */
 static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 {
@@ -232,7 +233,19 @@ static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 		return false;
 	if (!fast_u64(&p, e, &dur) || p >= e || *p++ != ',')
 		return false;
-	if (!fast_u64(&p, e, &flags) || flags > UINT32_MAX || p >= e || *p++ != ']')
+	if (!fast_u64(&p, e, &flags) || flags > UINT32_MAX || p >= e)
+		return false;
+	/* later versions append numbers (attribution): skipped here at full speed */
+	while (*p == ',') {
+		uint64_t extra;
+
+		p++;
+		if (p < e && *p == '-')
+			p++;
+		if (!fast_u64(&p, e, &extra) || p >= e)
+			return false;
+	}
+	if (*p++ != ']')
 		return false;
 	iv->tid = neg ? -(int32_t)tid : (int32_t)tid;
 	iv->kind = (uint8_t)kind;

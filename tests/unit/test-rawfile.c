@@ -334,7 +334,8 @@ static void test_general_path(void **state)
 		"[5,9,7,8,1],\n"
 		"{\"future\":{\"a\":1}},\n"
 		"null,\n"
-		"[-3,2,10,0,0]\n"
+		"[-3,2,10,0,0]\n,"
+		"[6,1,20,5,4,17,-2]\n"
 		"], \"more\": {\"k\": [1,2]} }\n";
 	struct gil_record rec;
 	struct gil_reader *r;
@@ -361,9 +362,15 @@ static void test_general_path(void **state)
 	assert_int_equal(gil_reader_next(r, &rec), 1);
 	assert_int_equal(rec.type, GIL_REC_INTERVAL);
 	assert_int_equal(rec.iv.tid, -3);
+	/* more integers after flags: still an interval, still the fast path */
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_INTERVAL);
+	assert_int_equal(rec.iv.tid, 6);
+	assert_int_equal(rec.iv.flags, 4);
+	assert_true(rec.iv.start == 20 && rec.iv.dur == 5);
 	assert_int_equal(gil_reader_next(r, &rec), 0);
 	assert_false(gil_reader_truncated(r));
-	assert_int_equal(gil_reader_records(r), 6);
+	assert_int_equal(gil_reader_records(r), 7);
 	gil_reader_close(r);
 }
 
