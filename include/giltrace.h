@@ -38,6 +38,13 @@ enum gil_flag {
 	GIL_F_RESYNC = 1 << 3, /* event order was inconsistent here; state resynchronized */
 };
 
+/* Why a thread let the GIL go (attribution; intervals' reason element in recordings). */
+enum gil_reason {
+	GIL_REASON_UNKNOWN = 0, /* not recorded (attribution off, unreadable, or not a release) */
+	GIL_REASON_VOLUNTARY = 1, /* no drop request was pending: I/O, sleep, C extension, ctypes */
+	GIL_REASON_FORCED = 2, /* a drop request was pending: the switch interval, another thread */
+};
+
 /* Verbosity, shared with libtracefs/libtraceevent's log level. */
 enum gil_verbosity {
 	GIL_QUIET = -1,
@@ -59,6 +66,7 @@ struct gil_options {
 	char *const *command; /* launch this (argv, NULL-terminated) and record its CPythons */
 	bool command_as_root; /* under sudo, keep root for the command (default: SUDO_USER) */
 	bool accelerator_only; /* with no pids: only processes with an accelerator device open */
+	bool no_attribution; /* do not read the Python function and release reason at each hit */
 };
 
 /* Per-process result, valid after gil_recorder_finish(). */

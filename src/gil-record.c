@@ -63,6 +63,8 @@ static void usage(FILE *f)
 		"  -o, --output-dir DIR     where files go (default $SYSTRACE_DUMP_PATH/GIL,\n"
 		"                           else /home/sysTrace/GIL)\n"
 		"  -m, --mmap-pages PAGES   ring buffer pages per CPU, a power of two (default 1024)\n"
+		"      --no-attribution     do not record the Python function and the reason (forced\n"
+		"                           or voluntary) at each take_gil and drop_gil\n"
 		"      --as-root            under sudo, run COMMAND as root (default: as the user\n"
 		"                           who ran sudo)\n"
 		"      --cleanup            remove probe groups left by killed recorders, then exit\n"
@@ -194,6 +196,7 @@ int main(int argc, char **argv)
 		{ "cleanup", no_argument, NULL, 'C' },
 		{ "as-root", no_argument, NULL, 'R' },
 		{ "accelerator-only", no_argument, NULL, 'a' },
+		{ "no-attribution", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -251,6 +254,9 @@ int main(int argc, char **argv)
 			break;
 		case 'a':
 			opts.accelerator_only = true;
+			break;
+		case 'N':
+			opts.no_attribution = true;
 			break;
 		case 'q':
 			verbosity = GIL_QUIET;

@@ -12,34 +12,148 @@
 #include "decode.h"
 #include "ring.h"
 
+/* The attribution fields of one probe's event (attrib.c names them); NULL when absent. */
+enum {
+	F_TS,
+	F_FR,
+	F_TY,
+	F_FN,
+	F_FNC,
+	F_FNA,
+	F_FILE,
+	F_FILEC,
+	F_FILEA,
+	F_LINE,
+	F_REQ,
+	F_NR,
+};
+
+static const char *const field_names[F_NR] = {
+	[F_TS] = "gil_ts",	 [F_FR] = "gil_fr",	    [F_TY] = "gil_ty",
+	[F_FN] = "gil_fn",	 [F_FNC] = "gil_fnc",	    [F_FNA] = "gil_fna",
+	[F_FILE] = "gil_file",	 [F_FILEC] = "gil_filec", [F_FILEA] = "gil_filea",
+	[F_LINE] = "gil_line",	 [F_REQ] = "gil_req",
+};
+
+struct probe_fields {
+	struct tep_format_field *f[F_NR];
+	bool frame; /* every field but F_TS and F_REQ is there */
+};
+
 struct gil_decoder {
 	struct tep_handle *tep;
 	int *probe_of_id; /* trace event id -> probe index, -1 if not ours */
 	int max_id;
+	struct probe_fields *fields; /* per probe */
+	int nr;
 };
 
 struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, int nr)
 {
 	struct gil_decoder *d = calloc(1, sizeof(*d));
-	int i;
+	struct tep_event *ev;
+	int i, k;
 
 	if (!d)
 		return NULL;
 	d->tep = tep;
+	d->nr = nr;
 	for (i = 0; i < nr; i++)
 		if (ids[i] > d->max_id)
 			d->max_id = ids[i];
 	d->probe_of_id = malloc(((size_t)d->max_id + 1) * sizeof(int));
-	if (!d->probe_of_id) {
-		free(d);
-		return NULL;
-	}
+	d->fields = calloc((size_t)nr + 1, sizeof(*d->fields));
+	if (!d->probe_of_id || !d->fields)
+		goto fail;
 	for (i = 0; i <= d->max_id; i++)
 		d->probe_of_id[i] = -1;
-	for (i = 0; i < nr; i++)
-		if (ids[i] >= 0)
-			d->probe_of_id[ids[i]] = i;
+	for (i = 0; i < nr; i++) {
+		if (ids[i] < 0)
+			continue;
+		d->probe_of_id[ids[i]] = i;
+		ev = tep ? tep_find_event(tep, ids[i]) : NULL;
+		if (!ev)
+			continue;
+		for (k = 0; k < F_NR; k++)
+			d->fields[i].f[k] = tep_find_field(ev, field_names[k]);
+		d->fields[i].frame = true;
+		for (k = F_FR; k <= F_LINE; k++)
+			if (!d->fields[i].f[k])
+				d->fields[i].frame = false;
+	}
 	return d;
+fail:
+	gil_decoder_free(d);
+	return NULL;
+}
+
+/* A number field of @size bytes at @f in @data (the raw record of @len bytes). */
+static bool number(const struct tep_format_field *f, const char *data, uint32_t len, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (!f || (uint32_t)f->offset + (uint32_t)f->size > len || f->size > 8)
+		return false;
+	memcpy(&x, data + f->offset, (size_t)f->size); /* little-endian: as the kernel wrote it */
+	if (f->size == 4 && (f->flags & TEP_FIELD_IS_SIGNED))
+		x = (uint64_t)(int64_t)(int32_t)x;
+	*v = x;
+	return true;
+}
+
+/* A __data_loc string: its bytes up to the NUL; *@n < 0 when the kernel could not read it. */
+static const char *string(const struct tep_format_field *f, const char *data, uint32_t len,
+			  int *n)
+{
+	uint32_t loc, off, size;
+	const char *s;
+
+	*n = -1;
+	if (!f || (uint32_t)f->offset + 4 > len)
+		return NULL;
+	memcpy(&loc, data + f->offset, 4);
+	off = loc & 0xffff;
+	size = loc >> 16;
+	/* a fault stores no bytes, not even the NUL */
+	if (!size || off + size > len)
+		return NULL;
+	s = data + off;
+	*n = (int)strnlen(s, size);
+	return s;
+}
+
+static void decode_frame(const struct probe_fields *pf, const char *data, uint32_t len,
+			 struct gil_event *ev)
+{
+	struct gil_frame_raw *fr = &ev->frame;
+	uint64_t v;
+
+	memset(fr, 0, sizeof(*fr));
+	ev->has_frame = pf->frame;
+	ev->req = -1;
+	if (pf->f[F_REQ] && number(pf->f[F_REQ], data, len, &v))
+		ev->req = v != 0;
+	if (!pf->frame)
+		return;
+	/* without a gil_ts field the thread state is not a plain register: never NULL */
+	fr->tstate = 1;
+	if (pf->f[F_TS] && !number(pf->f[F_TS], data, len, &fr->tstate))
+		fr->tstate = 0;
+	if (!number(pf->f[F_FR], data, len, &fr->frame))
+		fr->frame = 0;
+	fr->type = string(pf->f[F_TY], data, len, &fr->type_len);
+	fr->name = string(pf->f[F_FN], data, len, &fr->name_len);
+	fr->file = string(pf->f[F_FILE], data, len, &fr->file_len);
+	if (number(pf->f[F_FNC], data, len, &v))
+		fr->name_compact = v != 0;
+	if (number(pf->f[F_FNA], data, len, &v))
+		fr->name_ascii = v != 0;
+	if (number(pf->f[F_FILEC], data, len, &v))
+		fr->file_compact = v != 0;
+	if (number(pf->f[F_FILEA], data, len, &v))
+		fr->file_ascii = v != 0;
+	if (number(pf->f[F_LINE], data, len, &v))
+		fr->line = (int32_t)v;
 }
 
 int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_header *h,
@@ -62,6 +176,10 @@ int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_heade
 	ev->tid = s->tid;
 	ev->ts = s->time;
 	ev->probe = d->probe_of_id[type];
+	ev->has_frame = false;
+	ev->req = -1;
+	if (d->fields[ev->probe].frame || d->fields[ev->probe].f[F_REQ])
+		decode_frame(&d->fields[ev->probe], rec.data, s->raw_size, ev);
 	return 0;
 }
 
@@ -70,5 +188,6 @@ void gil_decoder_free(struct gil_decoder *d)
 	if (!d)
 		return;
 	free(d->probe_of_id);
+	free(d->fields);
 	free(d);
 }

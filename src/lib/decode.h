@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Decode: a raw perf sample -> which of our probes fired, in which thread, when. */
+/*
+ * Decode: a raw perf sample -> which of our probes fired, in which thread, when, and what its
+ * fetchargs read (attrib.h): the Python frame and the drop request.
+ */
 #ifndef GIL_DECODE_H
 #define GIL_DECODE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <linux/perf_event.h>
+
+#include "attrib.h"
 
 struct tep_handle;
 
@@ -13,11 +19,18 @@ struct gil_event {
 	uint32_t pid, tid;
 	uint64_t ts;
 	int probe; /* index into the recorder's probes */
+	bool has_frame; /* the probe reads the Python frame: frame is filled */
+	int req; /* drop request at a drop_gil entry: 1 set, 0 clear, -1 not read */
+	struct gil_frame_raw frame; /* strings point into the sample: valid while it is */
 };
 
 struct gil_decoder;
 
-/** gil_decoder_alloc - decode with @tep; @ids[i] is the trace event id of probe i. */
+/**
+ * gil_decoder_alloc - decode with @tep; @ids[i] is the trace event id of probe i. Probes whose
+ * events have the attribution fields (gil_fr, gil_ty, ...) get them decoded. Pair with
+ * gil_decoder_free().
+ */
 struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, int nr);
 
 /**

@@ -24,6 +24,10 @@ struct thread {
 	bool pending_lost; /* events were lost since this thread's last interval */
 	uint32_t flags; /* flags gathered for the interval open now */
 	uint64_t since;
+	uint32_t take_fn; /* function at the last take_gil entry */
+	uint32_t drop_fn; /* function at the last drop_gil entry */
+	uint8_t drop_reason; /* and the reason read there */
+	uint8_t last_reason; /* reason of the thread's previous release */
 };
 
 struct gil_pairing {
@@ -147,7 +151,7 @@ static struct thread *add_thread(struct gil_pairing *p, int32_t tid, uint64_t ts
 }
 
 static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uint64_t start,
-		uint64_t end, uint32_t flags)
+		uint64_t end, uint32_t flags, uint32_t fn, uint8_t reason)
 {
 	struct gil_interval iv;
 
@@ -166,6 +170,8 @@ static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uin
 	iv.flags = flags;
 	iv.start = start;
 	iv.dur = end - start;
+	iv.fn = fn;
+	iv.reason = reason;
 	t->st.ns[kind] += iv.dur;
 	t->st.count[kind]++;
 	return p->emit ? p->emit(p->ctx, &iv) : 0;
@@ -181,18 +187,26 @@ static void enter(struct thread *t, enum state s, uint64_t ts, uint32_t flags)
 /* Close whatever @t has open at @ts with @flags; the thread is idle afterwards. */
 static int close_open(struct gil_pairing *p, struct thread *t, uint64_t ts, uint32_t flags)
 {
-	static const int kind_of[] = { [S_WAIT] = GIL_KIND_TAKE, [S_HOLD] = GIL_KIND_HOLD,
-				       [S_DROP] = GIL_KIND_DROP };
 	int ret = 0;
 
-	if (t->state == S_WAIT || t->state == S_HOLD || t->state == S_DROP)
-		ret = emit(p, t, (enum gil_kind)kind_of[t->state], t->since, ts, flags);
+	if (t->state == S_WAIT)
+		ret = emit(p, t, GIL_KIND_TAKE, t->since, ts, flags, t->take_fn, t->last_reason);
+	else if (t->state == S_HOLD)
+		ret = emit(p, t, GIL_KIND_HOLD, t->since, ts, flags, t->take_fn, 0);
+	else if (t->state == S_DROP)
+		ret = emit(p, t, GIL_KIND_DROP, t->since, ts, flags, t->drop_fn, t->drop_reason);
 	t->state = S_IDLE;
 	t->flags = 0;
 	return ret;
 }
 
 int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts)
+{
+	return gil_pairing_event_attr(p, tid, ev, ts, 0, 0);
+}
+
+int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts,
+			   uint32_t fn, uint8_t reason)
 {
 	const uint32_t bad = GIL_F_TRUNCATED | GIL_F_RESYNC;
 	struct thread *t = lookup(p, tid);
@@ -209,6 +223,8 @@ int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64
 		t->st.exited = false;
 		t->state = S_IDLE;
 		t->flags = 0;
+		t->take_fn = t->drop_fn = 0;
+		t->drop_reason = t->last_reason = 0;
 		fresh = 1;
 	}
 	if (ts < p->start)
@@ -221,38 +237,44 @@ int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64
 		if (t->state != S_UNKNOWN && t->state != S_IDLE)
 			ret = close_open(p, t, ts, bad);
 		enter(t, S_WAIT, ts, 0);
+		t->take_fn = fn;
 		break;
 	case GIL_EV_TAKE_RETURN:
 		if (t->state == S_WAIT) {
-			ret = emit(p, t, GIL_KIND_TAKE, t->since, ts, 0);
+			ret = emit(p, t, GIL_KIND_TAKE, t->since, ts, 0, t->take_fn, t->last_reason);
 			enter(t, S_HOLD, ts, 0);
 		} else if (t->state == S_UNKNOWN) {
-			ret = emit(p, t, GIL_KIND_TAKE, p->start, ts, GIL_F_BEGIN_UNKNOWN);
+			ret = emit(p, t, GIL_KIND_TAKE, p->start, ts, GIL_F_BEGIN_UNKNOWN, 0, 0);
+			t->take_fn = 0;
 			enter(t, S_HOLD, ts, 0);
 		} else if (t->state == S_HOLD) {
 			t->flags |= GIL_F_RESYNC; /* a second return: the hold goes on */
 		} else {
 			/* S_IDLE (the entry was missed) or S_DROP (its return was missed) */
 			ret = close_open(p, t, ts, bad);
+			t->take_fn = 0;
 			enter(t, S_HOLD, ts, GIL_F_RESYNC);
 		}
 		break;
 	case GIL_EV_DROP_ENTRY:
 		if (t->state == S_HOLD) {
-			ret = emit(p, t, GIL_KIND_HOLD, t->since, ts, 0);
+			ret = emit(p, t, GIL_KIND_HOLD, t->since, ts, 0, fn, reason);
 		} else if (t->state == S_UNKNOWN) {
-			ret = emit(p, t, GIL_KIND_HOLD, p->start, ts, GIL_F_BEGIN_UNKNOWN);
+			ret = emit(p, t, GIL_KIND_HOLD, p->start, ts, GIL_F_BEGIN_UNKNOWN, fn, reason);
 		} else {
 			ret = close_open(p, t, ts, bad);
 			t->flags |= GIL_F_RESYNC;
 		}
 		enter(t, S_DROP, ts, 0);
+		t->drop_fn = fn;
+		t->drop_reason = reason;
+		t->last_reason = reason;
 		break;
 	case GIL_EV_DROP_RETURN:
 		if (t->state == S_DROP) {
-			ret = emit(p, t, GIL_KIND_DROP, t->since, ts, 0);
+			ret = emit(p, t, GIL_KIND_DROP, t->since, ts, 0, t->drop_fn, t->drop_reason);
 		} else if (t->state == S_UNKNOWN) {
-			ret = emit(p, t, GIL_KIND_DROP, p->start, ts, GIL_F_BEGIN_UNKNOWN);
+			ret = emit(p, t, GIL_KIND_DROP, p->start, ts, GIL_F_BEGIN_UNKNOWN, 0, 0);
 		} else if (t->state != S_IDLE) {
 			ret = close_open(p, t, ts, bad);
 		}

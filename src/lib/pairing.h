@@ -44,6 +44,16 @@ struct gil_pairing *gil_pairing_alloc(uint64_t start, gil_emit_fn emit, void *ct
  */
 int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts);
 
+/**
+ * gil_pairing_event_attr - gil_pairing_event() with what the probe read at an entry: @fn the
+ * function id (0: none) and @reason (enum gil_reason, drop_gil entries). Intervals get them:
+ * a wait the function at its take_gil entry and the reason of the thread's previous release;
+ * a hold and a release the function and reason at the drop_gil entry that ended the hold (a
+ * hold whose end was not seen keeps the function at its take_gil entry, reason unknown).
+ */
+int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts,
+			   uint32_t fn, uint8_t reason);
+
 /** gil_pairing_exit - thread @tid exited at @ts: close what it had open (truncated). */
 int gil_pairing_exit(struct gil_pairing *p, int32_t tid, uint64_t ts);
 

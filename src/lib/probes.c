@@ -29,7 +29,7 @@ struct gil_probes *gil_probes_alloc(void)
 }
 
 int gil_probes_add(struct gil_probes *p, const char *file, uint64_t offset, enum gil_func fn,
-		   bool ret, char *err, size_t errlen)
+		   bool ret, const char *fetchargs, char *err, size_t errlen)
 {
 	struct gil_probe *pr;
 	char *kerr;
@@ -55,14 +55,37 @@ int gil_probes_add(struct gil_probes *p, const char *file, uint64_t offset, enum
 	pr->id = -1;
 	if (!pr->file)
 		return gil_err(err, errlen, "out of memory");
-	pr->dev = ret ? tracefs_uretprobe_alloc(p->group, pr->name, file, offset, NULL)
-		      : tracefs_uprobe_alloc(p->group, pr->name, file, offset, NULL);
+	pr->fetches = fetchargs != NULL;
+	pr->dev = ret ? tracefs_uretprobe_alloc(p->group, pr->name, file, offset, fetchargs)
+		      : tracefs_uprobe_alloc(p->group, pr->name, file, offset, fetchargs);
 	if (!pr->dev) {
 		free(pr->file);
 		return gil_err(err, errlen, "cannot describe probe %s/%s: %s", p->group, pr->name,
 			       strerror(errno));
 	}
 	p->nr++; /* counted before creating, so that destroy sees a half-made probe too */
+	errno = 0;
+	if (fetchargs && tracefs_dynevent_create(pr->dev) < 0) {
+		/* a kernel that refuses the fetchargs still gets the probe, without attribution */
+		kerr = tracefs_error_last(NULL);
+		snprintf(pr->fetch_refused, sizeof(pr->fetch_refused), "%s",
+			 kerr && *kerr ? kerr : errno ? strerror(errno) : "refused");
+		free(kerr);
+		tracefs_dynevent_destroy(pr->dev, false);
+		tracefs_dynevent_free(pr->dev);
+		pr->fetches = false;
+		pr->dev = ret ? tracefs_uretprobe_alloc(p->group, pr->name, file, offset, NULL)
+			      : tracefs_uprobe_alloc(p->group, pr->name, file, offset, NULL);
+		if (!pr->dev) {
+			p->nr--;
+			free(pr->file);
+			return gil_err(err, errlen, "cannot describe probe %s/%s: %s", p->group,
+				       pr->name, strerror(errno));
+		}
+	} else if (fetchargs) {
+		pr->created = true;
+		return (int)(p->nr - 1);
+	}
 	errno = 0;
 	if (tracefs_dynevent_create(pr->dev) < 0) {
 		int e = errno;

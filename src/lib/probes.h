@@ -19,6 +19,8 @@ struct gil_probe {
 	enum gil_func fn;
 	bool ret; /* uretprobe */
 	bool role_exit; /* a plain uprobe standing for the return (end of an inlined copy) */
+	bool fetches; /* created with fetchargs */
+	char fetch_refused[128]; /* why the kernel refused them (the probe was made without) */
 	int id; /* trace event id, valid after create */
 	struct tracefs_dynevent *dev;
 	bool created;
@@ -36,11 +38,12 @@ struct gil_probes *gil_probes_alloc(void);
 
 /**
  * gil_probes_add - describe a probe at @offset of @file (entry, or return when @ret) and create
- * it in the kernel at once. Returns its index, or -1 with a reason in @err (the kernel's, from
+ * it in the kernel at once. @fetchargs (NULL: none) are what the kernel reads at each hit
+ * (attrib.c). Returns its index, or -1 with a reason in @err (the kernel's, from
  * tracefs_error_last, when it refused).
  */
 int gil_probes_add(struct gil_probes *p, const char *file, uint64_t offset, enum gil_func fn,
-		   bool ret, char *err, size_t errlen);
+		   bool ret, const char *fetchargs, char *err, size_t errlen);
 
 /** gil_probes_load - read the formats of our group's events (ids, fields) for decoding. */
 int gil_probes_load(struct gil_probes *p, char *err, size_t errlen);

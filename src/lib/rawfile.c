@@ -24,6 +24,7 @@ struct gil_rawfile {
 	char *buf;
 	size_t len;
 	bool started; /* a record line was written: the next one needs a ",\n" before it */
+	bool attribution; /* intervals carry fn and reason */
 	uint64_t intervals;
 	char err[256];
 };
@@ -185,6 +186,12 @@ int gil_rawfile_interval(struct gil_rawfile *w, const struct gil_interval *iv)
 	p += gil_fmt_u64(p, iv->dur);
 	*p++ = ',';
 	p += gil_fmt_u64(p, iv->flags);
+	if (w->attribution) {
+		*p++ = ',';
+		p += gil_fmt_u64(p, iv->fn);
+		*p++ = ',';
+		p += gil_fmt_u64(p, iv->reason);
+	}
 	*p++ = ']';
 	if (put_line(w, line, (size_t)(p - line)) < 0)
 		return -1;
@@ -217,6 +224,31 @@ int gil_rawfile_exit(struct gil_rawfile *w, int32_t tid, uint64_t ts)
 	json_object_object_add(o, "tid", json_object_new_int(tid));
 	json_object_object_add(o, "ts", json_object_new_uint64(ts));
 	ret = put_object(w, "exit", o);
+	json_object_put(o);
+	return ret;
+}
+
+void gil_rawfile_set_attribution(struct gil_rawfile *w, bool on)
+{
+	if (w)
+		w->attribution = on;
+}
+
+int gil_rawfile_function(struct gil_rawfile *w, uint32_t id, const char *name, const char *file,
+			 int32_t line, const char *why)
+{
+	struct json_object *o = json_object_new_object();
+	int ret;
+
+	if (!o)
+		return -1;
+	json_object_object_add(o, "id", json_object_new_int64(id));
+	json_object_object_add(o, "name", name ? json_object_new_string(name) : NULL);
+	json_object_object_add(o, "file", file ? json_object_new_string(file) : NULL);
+	json_object_object_add(o, "line", line >= 0 ? json_object_new_int(line) : NULL);
+	if (why)
+		json_object_object_add(o, "unreadable", json_object_new_string(why));
+	ret = put_object(w, "fn", o);
 	json_object_put(o);
 	return ret;
 }

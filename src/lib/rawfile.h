@@ -23,6 +23,8 @@ struct gil_interval {
 	uint32_t flags; /* enum gil_flag */
 	uint64_t start; /* ns on the recording clock */
 	uint64_t dur; /* ns */
+	uint32_t fn; /* attribution: function id of a {"fn":...} record, 0 = not recorded */
+	uint8_t reason; /* attribution: enum gil_reason */
 };
 
 /* ---- writer ---- */
@@ -41,6 +43,19 @@ int gil_rawfile_thread(struct gil_rawfile *w, int32_t tid, const char *name, uin
 int gil_rawfile_interval(struct gil_rawfile *w, const struct gil_interval *iv);
 int gil_rawfile_lost(struct gil_rawfile *w, int cpu, uint64_t count, uint64_t ts);
 int gil_rawfile_exit(struct gil_rawfile *w, int32_t tid, uint64_t ts);
+
+/**
+ * gil_rawfile_set_attribution - write intervals as [tid,kind,start,dur,flags,fn,reason] from now
+ * on (the header says so); without it they keep their five elements.
+ */
+void gil_rawfile_set_attribution(struct gil_rawfile *w, bool on);
+
+/**
+ * gil_rawfile_function - write the definition of one function, {"fn":{"id":N,"name":...,
+ * "file":...,"line":N}}, with "unreadable" saying why when name, file or line are null.
+ */
+int gil_rawfile_function(struct gil_rawfile *w, uint32_t id, const char *name, const char *file,
+			 int32_t line, const char *why);
 
 /** gil_rawfile_flush - push buffered lines to the file, so a killed recorder loses little. */
 int gil_rawfile_flush(struct gil_rawfile *w);

@@ -28,6 +28,7 @@
 #include <tracefs.h>
 #include <gelf.h>
 
+#include "attrib.h"
 #include "clock.h"
 #include "decode.h"
 #include "launch.h"
@@ -54,7 +55,9 @@ struct object {
 	char *path; /* as the process maps it */
 	char *open_path; /* what we opened and probed: /proc/PID/root + path */
 	struct gil_symbols *syms; /* NULL: the file defines no GIL function */
+	struct gil_attrib *attrib; /* what the probes read; NULL when attribution is off */
 	int first_probe, nr_probes;
+	int nr_fetching; /* probes created with fetchargs */
 };
 
 struct name {
@@ -86,6 +89,9 @@ struct target {
 	size_t nr_names;
 	struct gil_thread_summary *summary;
 	size_t nr_summary;
+	const struct gil_fntab *fntab; /* the recorder's; NULL: intervals carry no function */
+	uint8_t *fn_written; /* function ids whose definition this file has */
+	size_t fn_written_cap;
 };
 
 struct qent {
@@ -94,6 +100,8 @@ struct qent {
 	uint32_t pid, tid;
 	uint8_t type; /* enum q_type */
 	uint8_t ev; /* enum gil_ev for Q_GIL */
+	uint8_t reason; /* enum gil_reason, at a drop_gil entry */
+	uint32_t fn; /* function id at an entry, 0: none */
 	int32_t cpu; /* Q_LOST */
 	uint64_t count; /* Q_LOST */
 };
@@ -130,6 +138,7 @@ struct gil_recorder {
 	} forks[256]; /* recent processes forked by targets, not yet seen running Python */
 	size_t next_fork;
 	bool launching; /* a command was launched and is followed */
+	struct gil_fntab *fntab; /* functions named by the probes' fetchargs, over all targets */
 	struct gil_launch launch;
 	char err[1024];
 };
@@ -277,6 +286,19 @@ static int find_object(struct gil_recorder *rec, const struct gil_mapping *m)
 	return -1;
 }
 
+static char *python_version_of(const char *path);
+
+/* What the probes of @o read at each entry: offsets from DWARF, _Py_DebugOffsets or the table. */
+static int load_attrib(struct object *o, char *err, size_t errlen)
+{
+	char *ver = python_version_of(o->path);
+	int ret;
+
+	ret = gil_attrib_read(o->syms, o->open_path, ver, &o->attrib, err, errlen);
+	free(ver);
+	return ret;
+}
+
 /*
  * Read @m's symbols once per file (by device and inode), checking that the file we open is the
  * one the process maps: same device and inode, so a replaced library is never probed.
@@ -324,6 +346,8 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 		gil_symbols_free(o->syms);
 		o->syms = NULL;
 	}
+	if (o->syms && !rec->opts.no_attribution && load_attrib(o, err, errlen) < 0)
+		return -1;
 	return (int)(rec->nr_objects - 1);
 }
 
@@ -337,6 +361,7 @@ static enum gil_ev ev_of(enum gil_func fn, bool ret)
 static int create_probes(struct gil_recorder *rec, struct object *o)
 {
 	const struct gil_site *s;
+	const char *fetchargs;
 	size_t i;
 	int idx, ret;
 
@@ -355,10 +380,12 @@ static int create_probes(struct gil_recorder *rec, struct object *o)
 		for (ret = 0; ret <= 1; ret++) {
 			if (ret && !s->retprobe)
 				continue;
-			idx = gil_probes_add(rec->probes, o->open_path, s->offset, s->fn, ret, rec->err,
-					     sizeof(rec->err));
+			fetchargs = !ret && o->attrib ? o->attrib->sites[i].fetchargs : NULL;
+			idx = gil_probes_add(rec->probes, o->open_path, s->offset, s->fn, ret, fetchargs,
+					     rec->err, sizeof(rec->err));
 			if (idx < 0)
 				return -1;
+			o->nr_fetching += rec->probes->v[idx].fetches;
 			/* An exit site is a plain uprobe that stands for the function's return. */
 			rec->probes->v[idx].role_exit = s->role == GIL_SITE_EXIT;
 			o->nr_probes++;
@@ -585,10 +612,38 @@ fail:
 	return -1;
 }
 
+/* Before the first interval naming a function, the file gets the function's definition. */
+static int define_function(struct target *t, uint32_t id)
+{
+	const struct gil_fn *fn = gil_fntab_get(t->fntab, id);
+	size_t cap;
+	uint8_t *w;
+
+	if (!fn)
+		return 0;
+	if (id >= t->fn_written_cap) {
+		cap = t->fn_written_cap ? t->fn_written_cap : 256;
+		while (cap <= id)
+			cap *= 2;
+		w = realloc(t->fn_written, cap);
+		if (!w)
+			return -1;
+		memset(w + t->fn_written_cap, 0, cap - t->fn_written_cap);
+		t->fn_written = w;
+		t->fn_written_cap = cap;
+	}
+	if (t->fn_written[id])
+		return 0;
+	t->fn_written[id] = 1;
+	return gil_rawfile_function(t->file, fn->id, fn->name, fn->file, fn->line, fn->why);
+}
+
 static int emit_interval(void *ctx, const struct gil_interval *iv)
 {
 	struct target *t = ctx;
 
+	if (iv->fn && t->fntab && define_function(t, iv->fn) < 0)
+		return -1;
 	return gil_rawfile_interval(t->file, iv);
 }
 
@@ -662,13 +717,48 @@ static char *python_version_of(const char *path)
 	return n ? strdup(buf) : NULL;
 }
 
+/* The header's "attribution": whether intervals name functions, and where the offsets came from. */
+static struct json_object *attribution_json(const struct gil_recorder *rec, const struct object *o)
+{
+	struct json_object *a = json_object_new_object();
+	const struct gil_attrib *at = o->attrib;
+	bool on = at && o->nr_fetching > 0 && rec->fntab;
+	const char *why = NULL;
+
+	json_object_object_add(a, "enabled", json_object_new_boolean(on));
+	if (rec->opts.no_attribution)
+		why = "turned off (--no-attribution)";
+	else if (!at || !at->nr_attributed)
+		why = at && at->why ? at->why : "no offsets for this interpreter";
+	else if (!o->nr_fetching)
+		why = "the kernel refused the fetchargs";
+	if (at && at->source != GIL_ATTR_SRC_NONE) {
+		json_object_object_add(a, "offsets_from", json_object_new_string(
+								  gil_attrib_source_name(at->source)));
+		json_object_object_add(a, "offsets_file",
+				       at->from ? json_object_new_string(at->from) : NULL);
+		json_object_object_add(a, "qualname", json_object_new_boolean(at->layout.qualname));
+		json_object_object_add(a, "release_reason",
+				       json_object_new_boolean(at->layout.req != GIL_REQ_NONE));
+		json_object_object_add(a, "entry_sites", json_object_new_int64((int64_t)at->nr_entries));
+		json_object_object_add(a, "attributed_sites", json_object_new_int64(o->nr_fetching));
+	} else {
+		json_object_object_add(a, "offsets_from", NULL);
+	}
+	if (why)
+		json_object_object_add(a, "why", json_object_new_string(why));
+	return a;
+}
+
 static int write_header(struct gil_recorder *rec, struct target *t)
 {
 	const struct object *o = &rec->objects[t->obj];
 	struct json_object *h = json_object_new_object(), *probes = json_object_new_array(), *pr;
+	const struct gil_probe *gp;
 	const struct gil_site *s;
 	struct utsname u;
 	char hex[32], *ver;
+	int idx = o->first_probe;
 	size_t i;
 	int ret;
 
@@ -710,9 +800,23 @@ static int write_header(struct gil_recorder *rec, struct target *t)
 		json_object_object_add(pr, "return_probe", json_object_new_boolean(s->retprobe));
 		if (s->approximate)
 			json_object_object_add(pr, "approximate", json_object_new_boolean(true));
+		/* probes were made site by site: the entry (or exit) probe, then its return */
+		gp = idx >= 0 && (size_t)idx < rec->probes->nr ? &rec->probes->v[idx] : NULL;
+		idx += 1 + s->retprobe;
+		if (o->attrib && s->role == GIL_SITE_ENTRY) {
+			json_object_object_add(pr, "attribution",
+					       json_object_new_boolean(gp && gp->fetches));
+			if (gp && !gp->fetches)
+				json_object_object_add(pr, "attribution_why", json_object_new_string(
+					gp->fetch_refused[0] ? gp->fetch_refused
+							     : o->attrib->sites[i].why
+								       ? o->attrib->sites[i].why
+								       : "not available"));
+		}
 		json_object_array_add(probes, pr);
 	}
 	json_object_object_add(h, "probes", probes);
+	json_object_object_add(h, "attribution", attribution_json(rec, o));
 	ret = gil_rawfile_header(t->file, h);
 	json_object_put(h);
 	if (ret < 0)
@@ -722,6 +826,12 @@ static int write_header(struct gil_recorder *rec, struct target *t)
 
 static int start_target(struct gil_recorder *rec, struct target *t)
 {
+	const struct object *o = &rec->objects[t->obj];
+
+	if (o->attrib && o->nr_fetching && rec->fntab) {
+		t->fntab = rec->fntab;
+		gil_rawfile_set_attribution(t->file, true);
+	}
 	t->start_ns = rec->state == R_STARTED ? gil_clock_now() : rec->start_ns;
 	t->pairing = gil_pairing_alloc(t->start_ns, emit_interval, t);
 	if (!t->pairing) {
@@ -888,6 +998,13 @@ int gil_recorder_setup(struct gil_recorder *rec)
 		goto fail;
 	}
 	gil_probes_cleanup_stale();
+	if (!rec->opts.no_attribution) {
+		rec->fntab = gil_fntab_alloc();
+		if (!rec->fntab) {
+			errno = ENOMEM;
+			goto fail;
+		}
+	}
 	/* One fd per thread, CPU and probe: lift the soft limit to the hard one. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
@@ -984,6 +1101,11 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		e.pid = ev.pid;
 		e.tid = ev.tid;
 		e.ev = rec->ev_of_probe[ev.probe];
+		/* the strings point into the ring: name the function now */
+		if (ev.has_frame && rec->fntab)
+			e.fn = gil_fntab_intern(rec->fntab, &ev.frame);
+		if (e.ev == GIL_EV_DROP_ENTRY && ev.req >= 0)
+			e.reason = ev.req ? GIL_REASON_FORCED : GIL_REASON_VOLUNTARY;
 		rec->events++;
 		return push(rec, &e);
 	case PERF_RECORD_LOST:
@@ -1089,7 +1211,8 @@ static int process_one(struct gil_recorder *rec, const struct qent *e)
 		return 0;
 	}
 	t->events++;
-	r = gil_pairing_event(t->pairing, (int32_t)e->tid, (enum gil_ev)e->ev, e->ts);
+	r = gil_pairing_event_attr(t->pairing, (int32_t)e->tid, (enum gil_ev)e->ev, e->ts, e->fn,
+				   e->reason);
 	if (r < 0)
 		goto werr;
 	if (r == 1) {
@@ -1558,15 +1681,18 @@ void gil_recorder_free(struct gil_recorder *rec)
 		free(t->filename);
 		free(t->names);
 		free(t->summary);
+		free(t->fn_written);
 		free(t);
 	}
 	for (i = 0; i < rec->nr_objects; i++) {
 		gil_symbols_free(rec->objects[i].syms);
+		gil_attrib_free(rec->objects[i].attrib);
 		free(rec->objects[i].path);
 		free(rec->objects[i].open_path);
 	}
 	gil_probes_free(rec->probes);
 	gil_decoder_free(rec->dec);
+	gil_fntab_free(rec->fntab);
 	free(rec->ev_of_probe);
 	free(rec->objects);
 	free(rec->targets);

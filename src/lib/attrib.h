@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Attribution: which Python function was running at each take_gil and drop_gil entry, and
+ * whether a release was forced. The kernel reads it during the trap the probe already costs,
+ * through uprobe fetchargs built here from struct offsets and argument locations:
+ *  - DWARF (pyenv builds, debug packages): the location of the thread-state argument at the
+ *    entry of every probed site (clones and inlined copies differ) and every member offset;
+ *  - _Py_DebugOffsets in the interpreter's data (3.13) when there is no DWARF;
+ *  - a table for 3.8 - 3.13 release builds, verified against DWARF (tests/unit/test-attrib.c).
+ * The function table (gil_fntab) turns what the kernel read into numbered functions, and says
+ * why when a frame could not be read: nothing is guessed.
+ * Lifecycle: gil_attrib_read -> gil_attrib_fetchargs... -> gil_attrib_free.
+ */
+#ifndef GIL_ATTRIB_H
+#define GIL_ATTRIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbols.h"
+
+enum gil_attr_source {
+	GIL_ATTR_SRC_NONE = 0,
+	GIL_ATTR_SRC_DWARF,
+	GIL_ATTR_SRC_DEBUG_OFFSETS,
+	GIL_ATTR_SRC_TABLE,
+};
+
+/* How the current frame hangs off the thread state. */
+enum gil_frame_model {
+	GIL_FRAME_NONE = 0,
+	GIL_FRAME_OBJECT, /* <= 3.10: tstate->frame (PyFrameObject) ->f_code */
+	GIL_FRAME_CFRAME, /* 3.11, 3.12: tstate->cframe->current_frame->f_code */
+	GIL_FRAME_CURRENT, /* 3.13: tstate->current_frame->f_executable */
+};
+
+/* Where drop_gil sees a pending drop request. */
+enum gil_req_model {
+	GIL_REQ_NONE = 0,
+	GIL_REQ_FLAG, /* a 32-bit gil_drop_request in the struct a drop_gil argument points at */
+	GIL_REQ_BIT0, /* bit 0 of tstate->eval_breaker (3.13) */
+};
+
+/* Struct member offsets of one interpreter build (bytes; -1: not known). */
+struct gil_layout {
+	int version; /* major * 100 + minor (312), 0 when unknown */
+	enum gil_frame_model frame;
+	int64_t ts_frame; /* PyThreadState: frame, cframe or current_frame */
+	int64_t cframe_current; /* _PyCFrame.current_frame (GIL_FRAME_CFRAME) */
+	int64_t frame_code; /* PyFrameObject.f_code, _PyInterpreterFrame.f_code or f_executable */
+	int64_t code_name; /* PyCodeObject.co_qualname (3.11+) or co_name */
+	bool qualname;
+	int64_t code_filename;
+	int64_t code_firstlineno;
+	int64_t ob_type; /* PyObject.ob_type */
+	int64_t tp_name; /* PyTypeObject.tp_name */
+	int64_t ascii_size; /* sizeof(PyASCIIObject): compact ASCII data follows */
+	int64_t state; /* byte of PyASCIIObject holding the compact and ascii bits */
+	int compact_bit, ascii_bit; /* bit numbers in that byte */
+	enum gil_req_model req;
+	int64_t req_off; /* in the struct the argument named req_arg points at */
+	char req_arg[16]; /* drop_gil's argument: "ceval", "ceval2" or "tstate" */
+};
+
+/* The fetchargs of one probe site, parallel to gil_symbols.sites. */
+struct gil_attrib_site {
+	char *fetchargs; /* NULL: nothing is read at this site */
+	const char *why; /* when fetchargs is NULL at an entry: why (static) */
+};
+
+struct gil_attrib {
+	enum gil_attr_source source;
+	char *from; /* the file the offsets came from */
+	struct gil_layout layout;
+	struct gil_attrib_site *sites;
+	size_t nr_sites;
+	size_t nr_entries; /* entry sites (where attribution is read) */
+	size_t nr_attributed; /* entry sites with fetchargs */
+	const char *why; /* static; set when no site gets fetchargs */
+};
+
+/**
+ * gil_attrib_read - work out what to read at each entry site of @syms (found in @object, the
+ * probed file; @version "3.12.1" or NULL when unknown). DWARF first (@syms->dwarf_from), then
+ * _Py_DebugOffsets, then the table. A build none of them covers gets no fetchargs and ->why.
+ * Returns 0 and *@out (free with gil_attrib_free), or -1 with errno and a reason in @err.
+ */
+int gil_attrib_read(const struct gil_symbols *syms, const char *object, const char *version,
+		    struct gil_attrib **out, char *err, size_t errlen);
+
+void gil_attrib_free(struct gil_attrib *a);
+
+/** gil_attrib_source_name - "dwarf", "debug_offsets", "table" or NULL. */
+const char *gil_attrib_source_name(enum gil_attr_source src);
+
+/**
+ * gil_layout_table - the built-in offsets of a release build of @version (312 for 3.12), or
+ * NULL when the table has none.
+ */
+const struct gil_layout *gil_layout_table(int version);
+
+/**
+ * gil_layout_dwarf - read the layout from the DWARF in @path (no argument locations). For the
+ * tests that hold the table against DWARF. Returns 0, or -1 with a reason in @err.
+ */
+int gil_layout_dwarf(const char *path, struct gil_layout *out, char *err, size_t errlen);
+
+/**
+ * gil_layout_debug_offsets - read the layout from _Py_DebugOffsets in the data of @path
+ * (3.13; drop-request offset from the table). Returns 0, or -1 with a reason in @err.
+ */
+int gil_layout_debug_offsets(const char *path, struct gil_layout *out, char *err, size_t errlen);
+
+/* ---- what the kernel read at one hit, and the functions it names ---- */
+
+/* Fields of one sample, as decoded; strings are not NUL-terminated and may be absent. */
+struct gil_frame_raw {
+	uint64_t tstate, frame;
+	const char *type; /* tp_name of the frame's code object's type: "code" */
+	int type_len; /* < 0: the kernel could not read it (fault) */
+	const char *name;
+	int name_len;
+	uint8_t name_compact, name_ascii;
+	const char *file;
+	int file_len;
+	uint8_t file_compact, file_ascii;
+	int32_t line;
+};
+
+/* One distinct function of a recording. Ids start at 1; 0 means "not recorded". */
+struct gil_fn {
+	uint32_t id;
+	char *name; /* NULL when not read: see why */
+	char *file;
+	int32_t line; /* -1 when not read */
+	const char *why; /* NULL, or why the frame or a string could not be read (static) */
+};
+
+struct gil_fntab;
+
+/** gil_fntab_alloc - an empty function table; NULL on ENOMEM. Pair with gil_fntab_free(). */
+struct gil_fntab *gil_fntab_alloc(void);
+
+/**
+ * gil_fntab_intern - the id of the function @raw names (a new one the first time). Frames
+ * that cannot be read get ids of their own that say why. Returns 0 on ENOMEM.
+ */
+uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw);
+
+/** gil_fntab_get - function @id, or NULL. */
+const struct gil_fn *gil_fntab_get(const struct gil_fntab *t, uint32_t id);
+
+/** gil_fntab_size - functions known (the largest id). */
+size_t gil_fntab_size(const struct gil_fntab *t);
+
+void gil_fntab_free(struct gil_fntab *t);
+
+#define GIL_FNTAB_MAX (1u << 20) /* distinct functions; later ones share one "too many" entry */
+
+#endif /* GIL_ATTRIB_H */
