@@ -203,9 +203,11 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage();
+			free(inputs);
 			return 0;
 		case 'V':
 			version();
+			free(inputs);
 			return 0;
 		case ':':
 			bad_usage("option '%s' requires an argument", argv[optind - 1]);
