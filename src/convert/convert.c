@@ -409,6 +409,15 @@ static int run(struct conv *c)
 				  "offset: kept as they are, only clipped to the --profiling-data "
 				  "window", c->in.v[i].path);
 	}
+	for (i = 1; c->have_pd && i < c->in.n; i++) {
+		const char *a = c->in.v[0].proc.hostname, *b = c->in.v[i].proc.hostname;
+
+		if (a && b && strcmp(a, b)) {
+			conv_warn(opt, "the recordings come from several hosts (%s, %s): "
+				  "--profiling-data aligns them all on one host's start_info", a, b);
+			break;
+		}
+	}
 	if (check_output(c) < 0)
 		return -1;
 

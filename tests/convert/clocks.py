@@ -123,6 +123,18 @@ o, err = convert("-i", HANDWRITTEN, "-o", os.path.join(w, "x.json"), "--profilin
 check_eq(err, "gil-convert: --profiling-data: %s holds several PROF_ directories (%s/PROF_1/host, "
          "%s/PROF_2/host...): name one\n" % (two, two, two), "two PROF_ directories")
 
+# one start_info cannot align recordings from several hosts: said so
+hosts = os.path.join(w, "hosts")
+os.makedirs(hosts)
+from mkrec import Recording, header_for  # noqa: E402
+for pid, host in ((1, "node0"), (2, "node1")):
+    Recording().header(**dict(header_for(pid, pid, B, OFF), hostname=host)) \
+        .interval(pid, 0, B + 100, 5).footer().write(os.path.join(hosts, "GIL_%d_rank_%d.json"
+                                                                   % (pid, pid)))
+o, err = convert("-i", hosts, "-o", os.path.join(w, "hosts.json"), "--profiling-data", PROF)
+check_eq(err, "gil-convert: warning: the recordings come from several hosts (node0, node1): "
+         "--profiling-data aligns them all on one host's start_info\n", "several hosts")
+
 # a sysTrace file: wall-clock times kept, only clipped
 sysf = os.path.join(w, "sys", "GIL_3096504_rank_0.json")
 os.makedirs(os.path.dirname(sysf))
