@@ -26,10 +26,7 @@ if debian:
     ver = version_of(debian)
     row = record(Workload(debian, "ctypes_calls.py", N), "debian-%s (python3.11-dbg)" % ver)
     rows.append(row)
-    failures += row.problems()
-    # LTO inlined drop_gil into PyEval_SaveThread: without its copies releases are 0 of N.
-    if "dwarf-inline" not in row.methods:
-        failures.append("%s: no inlined copies probed: %s" % (row.label, row.methods))
+    failures += debian_dbg_problems(row)
 
     require_unshare()
     w = NsWorkload(debian, "ctypes_calls.py", N, setup=HIDE_DEBUG)

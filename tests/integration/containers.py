@@ -81,8 +81,8 @@ if debian:
     w = NsWorkload(debian, "ctypes_calls.py", N)
     row = record(w, "debian-%s, python3.11-dbg inside" % version_of(debian))
     rows.append(row)
-    failures += row.problems()
-    if "dwarf-inline" not in row.methods:
+    failures += debian_dbg_problems(row)
+    if "build-id" not in row.methods:
         failures.append("%s: debug file not found through /proc/PID/root: %s"
                         % (row.label, row.methods))
 
