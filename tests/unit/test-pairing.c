@@ -240,6 +240,89 @@ static void test_stats_and_many_threads(void **state)
 	gil_pairing_free(p);
 }
 
+static void eva(struct gil_pairing *p, int32_t tid, enum gil_ev e, uint64_t ts, uint32_t fn,
+		uint8_t reason)
+{
+	assert_true(gil_pairing_event_attr(p, tid, e, ts, fn, reason) >= 0);
+}
+
+static void expect_attr(int i, uint32_t fn, uint8_t reason)
+{
+	assert_true(i < nr_got);
+	assert_int_equal(got[i].fn, fn);
+	assert_int_equal(got[i].reason, reason);
+}
+
+/* A wait names the function at its take_gil entry and the previous release's reason; a hold
+ * and a release the function and reason at the drop_gil entry. */
+static void test_attribution_cycle(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	eva(p, 5, GIL_EV_TAKE_ENTRY, 2000, 7, 0); /* first wait: no release seen before */
+	eva(p, 5, GIL_EV_TAKE_RETURN, 2100, 0, 0);
+	eva(p, 5, GIL_EV_DROP_ENTRY, 2600, 8, GIL_REASON_FORCED);
+	eva(p, 5, GIL_EV_DROP_RETURN, 2700, 0, 0);
+	eva(p, 5, GIL_EV_TAKE_ENTRY, 2800, 8, 0); /* waits again after being forced off */
+	eva(p, 5, GIL_EV_TAKE_RETURN, 2900, 0, 0);
+	eva(p, 5, GIL_EV_DROP_ENTRY, 3000, 9, GIL_REASON_VOLUNTARY);
+	eva(p, 5, GIL_EV_DROP_RETURN, 3010, 0, 0);
+	assert_int_equal(nr_got, 6);
+	expect(0, 5, GIL_KIND_TAKE, 2000, 100, 0);
+	expect_attr(0, 7, GIL_REASON_UNKNOWN);
+	expect_attr(1, 8, GIL_REASON_FORCED); /* hold ended by the forced drop in fn 8 */
+	expect_attr(2, 8, GIL_REASON_FORCED);
+	expect_attr(3, 8, GIL_REASON_FORCED); /* the wait after it: why the thread had let go */
+	expect_attr(4, 9, GIL_REASON_VOLUNTARY);
+	expect_attr(5, 9, GIL_REASON_VOLUNTARY);
+	gil_pairing_free(p);
+}
+
+/* Edges that were not seen carry no function: never one borrowed from another event. */
+static void test_attribution_edges(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	/* attached mid-wait: the take has no entry, so no function */
+	eva(p, 1, GIL_EV_TAKE_RETURN, 1500, 0, 0);
+	expect(0, 1, GIL_KIND_TAKE, T0, 500, GIL_F_BEGIN_UNKNOWN);
+	expect_attr(0, 0, 0);
+	/* the hold began unseen but its end is a drop entry: that function */
+	eva(p, 2, GIL_EV_DROP_ENTRY, 1600, 4, GIL_REASON_VOLUNTARY);
+	expect(1, 2, GIL_KIND_HOLD, T0, 600, GIL_F_BEGIN_UNKNOWN);
+	expect_attr(1, 4, GIL_REASON_VOLUNTARY);
+	/* a hold closed by the end of the recording keeps the function it was taken in */
+	eva(p, 3, GIL_EV_TAKE_ENTRY, 1700, 6, 0);
+	eva(p, 3, GIL_EV_TAKE_RETURN, 1800, 0, 0);
+	nr_got = 0;
+	assert_int_equal(gil_pairing_finish(p, 5000), 0);
+	/* thread 1 holds (entry unseen: fn 0), thread 2 releases, thread 3 holds in fn 6 */
+	assert_int_equal(nr_got, 3);
+	expect(0, 1, GIL_KIND_HOLD, 1500, 3500, GIL_F_TRUNCATED);
+	expect_attr(0, 0, GIL_REASON_UNKNOWN);
+	expect(1, 2, GIL_KIND_DROP, 1600, 3400, GIL_F_TRUNCATED);
+	expect_attr(1, 4, GIL_REASON_VOLUNTARY);
+	expect(2, 3, GIL_KIND_HOLD, 1800, 3200, GIL_F_TRUNCATED);
+	expect_attr(2, 6, GIL_REASON_UNKNOWN);
+	gil_pairing_free(p);
+}
+
+/* A reused tid starts with nothing remembered from the thread that had it. */
+static void test_attribution_tid_reuse(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	eva(p, 9, GIL_EV_DROP_ENTRY, 1100, 3, GIL_REASON_FORCED);
+	eva(p, 9, GIL_EV_DROP_RETURN, 1200, 0, 0);
+	assert_int_equal(gil_pairing_exit(p, 9, 1300), 0);
+	nr_got = 0;
+	eva(p, 9, GIL_EV_TAKE_ENTRY, 1400, 0, 0);
+	eva(p, 9, GIL_EV_TAKE_RETURN, 1500, 0, 0);
+	expect(0, 9, GIL_KIND_TAKE, 1400, 100, 0);
+	expect_attr(0, 0, GIL_REASON_UNKNOWN);
+	gil_pairing_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +337,9 @@ int main(void)
 		cmocka_unit_test(test_lost_flags_open_and_next),
 		cmocka_unit_test(test_time_going_backwards),
 		cmocka_unit_test(test_stats_and_many_threads),
+		cmocka_unit_test(test_attribution_cycle),
+		cmocka_unit_test(test_attribution_edges),
+		cmocka_unit_test(test_attribution_tid_reuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

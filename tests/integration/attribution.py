@@ -1,0 +1,201 @@
+"""Attribution on every CPython here: threads whose functions are known (a sleeper, a pipe
+reader, two spinners, a sleeper whose name is not ASCII) must be recorded under exactly those
+functions, with their files and first lines, and their releases classed as the functions make
+them: spinners forced, sleepers and readers voluntary. Offsets from DWARF (pyenv, Debian's
+python3.11 with python3.11-dbg), from the table (pyenv 3.8-3.12 libpython with its DWARF
+stripped) and from _Py_DebugOffsets (3.13 stripped). --no-attribution leaves the old format.
+"""
+import ast
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from giltest import *  # noqa: E402,F401,F403
+
+SECONDS = 1.5
+MIN_CLASS = 0.95  # share of a role's releases in its own function with the expected class
+MIN_OWN = 0.90  # share of a role's releases attributed to its own function
+MIN_DROPS = {"sleeper": 50, "reader": 20, "spinner1": 20, "spinner2": 20, "schlaefer": 40}
+WORKLOAD = os.path.join(WORKLOADS, "attribution.py")
+FORCED, VOLUNTARY = 2, 1
+
+
+def def_lines():
+    """First line of each function of the workload, from its source."""
+    with open(WORKLOAD, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    return {n.name: n.lineno for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+
+
+LINES = def_lines()
+
+
+def expected(role, ver):
+    """(name, line, class) of the function a role's thread runs; name None: marked non-ASCII."""
+    if role.startswith("spinner"):
+        name = "Busy.spin" if ver >= (3, 11) else "spin"
+        return name, LINES["spin"], FORCED
+    if role == "schlaefer":
+        return None, LINES["schläfer"], VOLUNTARY
+    return role, LINES[role], VOLUNTARY
+
+
+def run(label, exe, ver, env=None, extra=()):
+    w = Workload(exe, "attribution.py", SECONDS, env=env)
+    rec = Recorder("--pid", w.pid, *extra)
+    w.go()
+    done = dict(kv.split("=") for kv in w.wait_done())
+    w.finish()
+    rc = rec.wait()
+    check(rc == 0, "%s: gil-record exited %d: %s" % (label, rc, rec.err))
+    files = rec.files()
+    check(len(files) == 1, "%s: expected one file, got %s" % (label, files))
+    header, records, footer = read_recording(files[0])
+    shutil.rmtree(rec.outdir, ignore_errors=True)
+    check(footer is not None, "%s: recording not complete" % label)
+    return header, records, {role: int(tid) for role, tid in done.items()}
+
+
+def check_attribution(label, ver, header, records, tids, source, failures):
+    """Returns the accuracy row for the report."""
+    att = header.get("attribution") or {}
+    if not att.get("enabled") or att.get("offsets_from") != source:
+        failures.append("%s: attribution %s, expected enabled from %s" % (label, att, source))
+        return None
+    with_reason = ver >= (3, 8)
+    if att.get("release_reason") != with_reason:
+        failures.append("%s: release_reason %s" % (label, att.get("release_reason")))
+    fns = {}
+    for r in records:
+        if isinstance(r, dict) and "fn" in r:
+            fns[r["fn"]["id"]] = r["fn"]
+    ivs = [r for r in records if isinstance(r, list)]
+    if any(len(r) != 7 for r in ivs):
+        failures.append("%s: intervals without fn and reason" % label)
+        return None
+    undefined = {r[5] for r in ivs if r[5] and r[5] not in fns}
+    if undefined:
+        failures.append("%s: intervals name undefined functions %s" % (label, sorted(undefined)))
+    known = {}
+    for role in tids:
+        name, line, _ = expected(role, ver)
+        known[role] = (name, line)
+    row = {}
+    for role, tid in sorted(tids.items()):
+        name, line, cls = expected(role, ver)
+        drops = [r for r in ivs if r[0] == tid and r[1] == 2]
+        own, right, wrong_fn = 0, 0, []
+        for r in drops:
+            fn = fns.get(r[5], {})
+            same_file = bool(fn.get("file")) and os.path.samefile(fn["file"], WORKLOAD)
+            if name is None:
+                is_own = same_file and fn.get("line") == line and fn.get("name") is None and \
+                    fn.get("unreadable") == "name not compact ASCII"
+            else:
+                is_own = same_file and fn.get("line") == line and fn.get("name") == name
+            if is_own:
+                own += 1
+                right += (r[6] == cls) if with_reason else (r[6] == 0)
+                continue
+            # never another known function of the workload: a name must not be guessed
+            for other, (oname, oline) in known.items():
+                if other != role and oline != line and fn.get("line") == oline:
+                    wrong_fn.append((fn, other))
+        if wrong_fn:
+            failures.append("%s: %s releases recorded in the wrong function: %s"
+                            % (label, role, wrong_fn[:3]))
+        if own < MIN_DROPS[role]:
+            failures.append("%s: %s: only %d of %d releases in its own function"
+                            % (label, role, own, len(drops)))
+        if drops and own < MIN_OWN * len(drops):
+            failures.append("%s: %s: %d of %d releases in its own function (< %d%%)"
+                            % (label, role, own, len(drops), MIN_OWN * 100))
+        if own and right < MIN_CLASS * own:
+            failures.append("%s: %s: %d of %d releases classed %s"
+                            % (label, role, right, own,
+                               {FORCED: "forced", VOLUNTARY: "voluntary"}[cls]))
+        row[role] = (own, len(drops), right)
+        # the thread's waits and holds name its function too (not only the releases)
+        holds = [r for r in ivs if r[0] == tid and r[1] == 1 and r[5]]
+        hold_own = sum(1 for r in holds if fns.get(r[5], {}).get("line") == line)
+        if holds and hold_own < MIN_OWN * len(holds):
+            failures.append("%s: %s: %d of %d holds in its own function"
+                            % (label, role, hold_own, len(holds)))
+    non_ascii = [f for f in fns.values() if f.get("unreadable") == "name not compact ASCII"]
+    if not non_ascii or any(f.get("name") is not None for f in non_ascii):
+        failures.append("%s: the non-ASCII name was not marked: %s" % (label, non_ascii))
+    return row
+
+
+def stripped_lib(exe, ver, tmp):
+    """A copy of the interpreter's libpython without DWARF (symbols kept), or None."""
+    libdir = os.path.join(os.path.dirname(os.path.dirname(exe)), "lib")
+    name = "libpython%d.%d.so.1.0" % ver[:2]
+    src = os.path.join(libdir, name)
+    if not os.path.exists(src) or not shutil.which("objcopy"):
+        return None
+    d = os.path.join(tmp, "%d.%d" % ver[:2])
+    os.makedirs(d, exist_ok=True)
+    subprocess.check_call(["objcopy", "--strip-debug", src, os.path.join(d, name)])
+    return d
+
+
+require_kernel()
+failures, report = [], []
+tmp = tempfile.mkdtemp(prefix="gilattr-")
+try:
+    interpreters = [p for p in pythons(min_version=(3, 6))]
+    for label, exe, ver in interpreters:
+        if label.startswith("system-") and not has_debug_symbols(exe):
+            log("%s: no debug symbols (apt-get install python%d.%d-dbg): skipped"
+                % (label, ver[0], ver[1]))
+            continue
+        header, records, tids = run(label, exe, ver)
+        row = check_attribution(label, ver, header, records, tids, "dwarf", failures)
+        report.append((label, "dwarf", row))
+    # Without DWARF: the table (3.8 - 3.12) and _Py_DebugOffsets (3.13).
+    for label, exe, ver in interpreters:
+        if not label.startswith("pyenv-") or not (3, 8) <= ver[:2] <= (3, 13):
+            continue
+        d = stripped_lib(exe, ver, tmp)
+        if not d:
+            continue
+        env = dict(os.environ, LD_LIBRARY_PATH=d)
+        source = "debug_offsets" if ver[:2] >= (3, 13) else "table"
+        header, records, tids = run(label + "-nodwarf", exe, ver, env=env)
+        check(header["object"].startswith(d), "%s: the stripped copy was not used: %s"
+              % (label, header["object"]))
+        row = check_attribution(label + "-nodwarf", ver, header, records, tids, source, failures)
+        report.append((label, source, row))
+    # Off: the old five-element format, no function records, and the header says so.
+    label, exe, ver = [p for p in interpreters if p[0].startswith("pyenv-")][-1]
+    header, records, tids = run(label + "-off", exe, ver, extra=("--no-attribution",))
+    ivs = [r for r in records if isinstance(r, list)]
+    check(ivs and all(len(r) == 5 for r in ivs), "--no-attribution: intervals are not 5 long")
+    check(not any(isinstance(r, dict) and "fn" in r for r in records),
+          "--no-attribution: function records written")
+    att = header.get("attribution", {})
+    check(att.get("enabled") is False and "no-attribution" in att.get("why", ""),
+          "--no-attribution: header says %s" % att)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+check_no_probes()
+
+roles = ["sleeper", "reader", "schlaefer", "spinner1", "spinner2"]
+log("releases in the role's own function / all its releases, and how many of those have the "
+    "expected class (spinners forced; the others voluntary; 3.6/3.7: class not recorded)")
+log("%-22s %-14s" % ("interpreter", "offsets") + "".join("%20s" % r for r in roles))
+for label, source, row in report:
+    if row is None:
+        log("%-22s %-14s %s" % (label, source, "(no attribution)"))
+        continue
+    log("%-22s %-14s" % (label, source) +
+        "".join("%20s" % ("%d/%d %d" % (row[r][0], row[r][1], row[r][2]) if r in row else "-")
+                for r in roles))
+check(report, "no CPython found")
+if failures:
+    fail("; ".join(failures))
+log("PASS: %d recordings" % (len(report) + 1))

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Attribution: the built-in table and _Py_DebugOffsets held against the DWARF of every
+ * interpreter on this machine, the fetchargs of clones and inlined copies, and the function
+ * table's refusal to believe what a faulting read left behind.
+ */
+#include <glob.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "attrib.h"
+
+#define LAYOUT_FIELDS(X)                                                                           \
+	X(frame) X(ts_frame) X(cframe_current) X(frame_code) X(code_name) X(qualname)               \
+	X(code_filename) X(code_firstlineno) X(ob_type) X(tp_name) X(ascii_size) X(state)           \
+	X(compact_bit) X(ascii_bit) X(req) X(req_off)
+
+static void same_layout(const char *what, const struct gil_layout *a, const struct gil_layout *b)
+{
+#define CMP(f)                                                                                     \
+	if ((int64_t)a->f != (int64_t)b->f) {                                                      \
+		print_error("%s: %s differs: %lld vs %lld\n", what, #f, (long long)a->f,          \
+			    (long long)b->f);                                                      \
+		fail();                                                                            \
+	}
+	LAYOUT_FIELDS(CMP)
+#undef CMP
+	if (strcmp(a->req_arg, b->req_arg)) {
+		print_error("%s: req_arg %s vs %s\n", what, a->req_arg, b->req_arg);
+		fail();
+	}
+}
+
+static const char *pyenv_root(void)
+{
+	static char buf[512];
+	const char *r = getenv("PYENV_ROOT");
+
+	if (r && *r)
+		return r;
+	snprintf(buf, sizeof(buf), "%s/.pyenv", getenv("HOME") ? getenv("HOME") : "/root");
+	return buf;
+}
+
+/* libpython3.MINOR of a pyenv build, or NULL. */
+static char *pyenv_lib(int minor)
+{
+	char pat[768], *out = NULL;
+	glob_t g;
+
+	snprintf(pat, sizeof(pat), "%s/versions/3.%d.*/lib/libpython3.%d.so.1.0", pyenv_root(),
+		 minor, minor);
+	if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc)
+		out = strdup(g.gl_pathv[g.gl_pathc - 1]);
+	globfree(&g);
+	return out;
+}
+
+/* The table row of every release 3.8 - 3.13 equals what that build's DWARF says. */
+static void test_table_matches_dwarf(void **state)
+{
+	struct gil_layout dw;
+	char err[256], what[64];
+	int minor, checked = 0;
+	char *lib;
+
+	for (minor = 8; minor <= 13; minor++) {
+		lib = pyenv_lib(minor);
+		if (!lib)
+			continue;
+		assert_non_null(gil_layout_table(300 + minor));
+		if (gil_layout_dwarf(lib, &dw, err, sizeof(err)) < 0) {
+			print_error("%s: %s\n", lib, err);
+			fail();
+		}
+		snprintf(what, sizeof(what), "pyenv 3.%d", minor);
+		same_layout(what, &dw, gil_layout_table(300 + minor));
+		checked++;
+		free(lib);
+	}
+	if (!checked)
+		skip();
+	print_message("table = DWARF for %d pyenv builds\n", checked);
+}
+
+/* Debian's 3.11 (another patch release, LTO): the debug file's layout is the table's too. */
+static void test_table_matches_debian_dwarf(void **state)
+{
+	struct gil_layout dw;
+	char err[256], cmd[] = "readelf -n /usr/bin/python3.11 2>/dev/null | "
+			       "sed -n 's/.*Build ID: //p'";
+	char bid[256] = "", path[512];
+	FILE *p;
+
+	if (access("/usr/bin/python3.11", X_OK))
+		skip();
+	p = popen(cmd, "r");
+	if (!p || !fgets(bid, sizeof(bid), p)) {
+		if (p)
+			pclose(p);
+		skip();
+	}
+	pclose(p);
+	bid[strcspn(bid, "\n")] = '\0';
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2);
+	if (access(path, R_OK)) {
+		print_message("%s absent: apt-get install python3.11-dbg\n", path);
+		skip();
+	}
+	assert_int_equal(gil_layout_dwarf(path, &dw, err, sizeof(err)), 0);
+	same_layout("debian 3.11", &dw, gil_layout_table(311));
+}
+
+/* 3.13's _Py_DebugOffsets, read from the file's data, agree with its DWARF. */
+static void test_debug_offsets_match_dwarf(void **state)
+{
+	struct gil_layout dw, dbo;
+	char err[256], *lib = pyenv_lib(13);
+
+	if (!lib)
+		skip();
+	assert_int_equal(gil_layout_dwarf(lib, &dw, err, sizeof(err)), 0);
+	if (gil_layout_debug_offsets(lib, &dbo, err, sizeof(err)) < 0) {
+		print_error("%s: %s\n", lib, err);
+		fail();
+	}
+	same_layout("3.13 debug offsets", &dw, &dbo);
+	/* 3.12 has no _Py_DebugOffsets: refused, not misread */
+	free(lib);
+	lib = pyenv_lib(12);
+	if (lib) {
+		assert_int_equal(gil_layout_debug_offsets(lib, &dbo, err, sizeof(err)), -1);
+		free(lib);
+	}
+}
+
+/* Fetchargs of one site by symbol, or NULL. */
+static const char *site_args(const struct gil_symbols *s, const struct gil_attrib *a,
+			     const char *symbol)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_sites; i++)
+		if (!strcmp(s->sites[i].symbol, symbol) && s->sites[i].role == GIL_SITE_ENTRY)
+			return a->sites[i].fetchargs;
+	return NULL;
+}
+
+/* Every fetcharg fits the kernel's 63 characters; every field the decoder wants is there. */
+static void well_formed(const char *args, bool drop)
+{
+	static const char *const fields[] = { "gil_fr=", "gil_ty=", "gil_fn=", "gil_fnc=",
+					      "gil_fna=", "gil_file=", "gil_filec=",
+					      "gil_filea=", "gil_line=" };
+	char *copy = strdup(args), *tok, *save = NULL;
+	size_t i;
+
+	assert_non_null(copy);
+	for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		assert_true(strlen(strchr(tok, '=') + 1) <= 63);
+	free(copy);
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		assert_non_null(strstr(args, fields[i]));
+	assert_true(!drop == !strstr(args, "gil_req="));
+}
+
+/* 3.8: take_gil(ceval, tstate) and its clone take_gil.constprop.0(tstate) differ. */
+static void test_clone_arguments_from_dwarf(void **state)
+{
+	struct gil_symbols *s;
+	struct gil_attrib *a;
+	const char *orig, *clone, *drop;
+	char err[512], *lib = pyenv_lib(8);
+
+	if (!lib)
+		skip();
+	assert_int_equal(gil_symbols_read(lib, NULL, &s, err, sizeof(err)), 0);
+	assert_int_equal(gil_attrib_read(s, lib, "3.8.18", &a, err, sizeof(err)), 0);
+	assert_int_equal(a->source, GIL_ATTR_SRC_DWARF);
+	orig = site_args(s, a, "take_gil");
+	clone = site_args(s, a, "take_gil.constprop.0");
+	drop = site_args(s, a, "drop_gil");
+	assert_non_null(orig);
+	assert_non_null(clone);
+	assert_non_null(drop);
+	assert_non_null(strstr(orig, "gil_ts=%si:x64"));
+	assert_non_null(strstr(clone, "gil_ts=%di:x64"));
+	/* drop_gil(ceval, tstate): the frame through %si, the request at ceval (%di) + 12 */
+	assert_non_null(strstr(drop, "gil_ts=%si:x64"));
+	assert_non_null(strstr(drop, "gil_req=+12(%di):u32"));
+	/* co_name at 112, compact ASCII data at 48 */
+	assert_non_null(strstr(orig, "gil_fn=+48(+112(+32(+24(%si)))):string"));
+	well_formed(orig, false);
+	well_formed(clone, false);
+	well_formed(drop, true);
+	assert_int_equal(a->nr_attributed, 3);
+	gil_attrib_free(a);
+	gil_symbols_free(s);
+	free(lib);
+}
+
+/* Debian 3.11: drop_gil inlined into PyEval_SaveThread and I/O functions keeps tstate in a
+ * callee-saved register and ceval2 as a register plus an offset. */
+static void test_inlined_arguments_from_dwarf(void **state)
+{
+	struct gil_symbols *s;
+	struct gil_attrib *a;
+	char err[512];
+	size_t i, inlined = 0;
+
+	if (access("/usr/bin/python3.11", X_OK) ||
+	    gil_symbols_read("/usr/bin/python3.11", NULL, &s, err, sizeof(err)))
+		skip();
+	if (!s->nr_inlined) {
+		gil_symbols_free(s);
+		skip(); /* no debug symbols */
+	}
+	assert_int_equal(gil_attrib_read(s, "/usr/bin/python3.11", "3.11.2", &a, err, sizeof(err)),
+			 0);
+	assert_int_equal(a->source, GIL_ATTR_SRC_DWARF);
+	for (i = 0; i < s->nr_sites; i++) {
+		if (s->sites[i].role != GIL_SITE_ENTRY)
+			continue;
+		assert_non_null(a->sites[i].fetchargs);
+		well_formed(a->sites[i].fetchargs, s->sites[i].fn == GIL_FN_DROP);
+		if (strchr(s->sites[i].symbol, '@')) {
+			inlined++;
+			/* ceval2 = reg + 96; gil_drop_request at +8 of it */
+			assert_non_null(strstr(a->sites[i].fetchargs, "gil_req=+104(%"));
+		}
+	}
+	assert_true(inlined >= 1);
+	print_message("Debian 3.11: %zu inlined drop_gil copies attributed\n", inlined);
+	gil_attrib_free(a);
+	gil_symbols_free(s);
+}
+
+/* ---- the function table ---- */
+
+static struct gil_frame_raw good(const char *name, const char *file, int line)
+{
+	struct gil_frame_raw r = { 0 };
+
+	r.tstate = 0x1000;
+	r.frame = 0x2000;
+	r.type = "code";
+	r.type_len = 4;
+	r.name = name;
+	r.name_len = (int)strlen(name);
+	r.name_compact = r.name_ascii = 1;
+	r.file = file;
+	r.file_len = (int)strlen(file);
+	r.file_compact = r.file_ascii = 1;
+	r.line = line;
+	return r;
+}
+
+static void test_fntab_interns(void **state)
+{
+	struct gil_fntab *t = gil_fntab_alloc();
+	struct gil_frame_raw a = good("Busy.spin", "/w.py", 13), b;
+	const struct gil_fn *fn;
+	uint32_t id;
+
+	assert_non_null(t);
+	assert_null(gil_fntab_get(t, 0));
+	id = gil_fntab_intern(t, &a);
+	assert_int_equal(id, 1);
+	/* the same bytes again, from another sample buffer: the same id */
+	b = good("Busy.spin extra", "/w.py", 13);
+	b.name_len = 9;
+	assert_int_equal(gil_fntab_intern(t, &b), id);
+	fn = gil_fntab_get(t, id);
+	assert_string_equal(fn->name, "Busy.spin");
+	assert_string_equal(fn->file, "/w.py");
+	assert_int_equal(fn->line, 13);
+	assert_null(fn->why);
+	/* another line or file is another function */
+	b = good("Busy.spin", "/w.py", 14);
+	assert_int_equal(gil_fntab_intern(t, &b), 2);
+	b = good("Busy.spin", "/v.py", 13);
+	assert_int_equal(gil_fntab_intern(t, &b), 3);
+	assert_int_equal(gil_fntab_size(t), 3);
+	gil_fntab_free(t);
+}
+
+static void test_fntab_never_guesses(void **state)
+{
+	struct gil_fntab *t = gil_fntab_alloc();
+	struct gil_frame_raw r;
+	const struct gil_fn *fn;
+	uint32_t id;
+
+	/* a faulting chain: the strings are empty, the numbers are what the last hit left */
+	r = good("stale", "/stale.py", 77);
+	r.type = NULL;
+	r.type_len = -1;
+	fn = gil_fntab_get(t, gil_fntab_intern(t, &r));
+	assert_string_equal(fn->why, "frame not readable");
+	assert_null(fn->name);
+	assert_null(fn->file);
+	assert_int_equal(fn->line, -1);
+	/* 3.13 entry frames hold None, not a code object */
+	r = good("x", "/x.py", 1);
+	r.type = "NoneType";
+	r.type_len = 8;
+	fn = gil_fntab_get(t, gil_fntab_intern(t, &r));
+	assert_string_equal(fn->why, "frame does not hold a code object");
+	assert_null(fn->name);
+	/* "codex" is not "code" */
+	r.type = "codex";
+	r.type_len = 5;
+	assert_string_equal(gil_fntab_get(t, gil_fntab_intern(t, &r))->why,
+			    "frame does not hold a code object");
+	r = good("x", "/x.py", 1);
+	r.frame = 0;
+	assert_string_equal(gil_fntab_get(t, gil_fntab_intern(t, &r))->why, "no Python frame");
+	r.tstate = 0;
+	assert_string_equal(gil_fntab_get(t, gil_fntab_intern(t, &r))->why, "no thread state");
+	/* the same reason twice is one entry */
+	id = gil_fntab_intern(t, &r);
+	assert_int_equal(gil_fntab_intern(t, &r), id);
+	gil_fntab_free(t);
+}
+
+static void test_fntab_marks_non_ascii(void **state)
+{
+	struct gil_fntab *t = gil_fntab_alloc();
+	struct gil_frame_raw r = good("schl", "/w.py", 25);
+	const struct gil_fn *fn;
+
+	/* compact but not ASCII (latin-1 "schläfer"): the bytes at the ASCII offset mean nothing */
+	r.name_ascii = 0;
+	fn = gil_fntab_get(t, gil_fntab_intern(t, &r));
+	assert_null(fn->name);
+	assert_string_equal(fn->why, "name not compact ASCII");
+	assert_string_equal(fn->file, "/w.py");
+	assert_int_equal(fn->line, 25);
+	/* not compact at all */
+	r = good("y", "/w.py", 30);
+	r.name_compact = 0;
+	assert_null(gil_fntab_get(t, gil_fntab_intern(t, &r))->name);
+	/* a file that is not ASCII: the name stays */
+	r = good("f", "/tmp/\xc3\xa9.py", 3);
+	r.file_ascii = 0;
+	fn = gil_fntab_get(t, gil_fntab_intern(t, &r));
+	assert_string_equal(fn->name, "f");
+	assert_null(fn->file);
+	assert_string_equal(fn->why, "file not compact ASCII");
+	/* an unreadable name (its pointer faulted) */
+	r = good("z", "/w.py", 3);
+	r.name = NULL;
+	r.name_len = -1;
+	fn = gil_fntab_get(t, gil_fntab_intern(t, &r));
+	assert_null(fn->name);
+	assert_string_equal(fn->why, "name not readable");
+	gil_fntab_free(t);
+}
+
+static void test_fntab_many(void **state)
+{
+	struct gil_fntab *t = gil_fntab_alloc();
+	struct gil_frame_raw r;
+	char name[32];
+	int i;
+
+	for (i = 0; i < 50000; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		r = good(name, "/m.py", i);
+		assert_int_equal(gil_fntab_intern(t, &r), (uint32_t)i + 1);
+	}
+	for (i = 0; i < 50000; i += 997) {
+		snprintf(name, sizeof(name), "f%d", i);
+		r = good(name, "/m.py", i);
+		assert_int_equal(gil_fntab_intern(t, &r), (uint32_t)i + 1);
+	}
+	gil_fntab_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_matches_dwarf),
+		cmocka_unit_test(test_table_matches_debian_dwarf),
+		cmocka_unit_test(test_debug_offsets_match_dwarf),
+		cmocka_unit_test(test_clone_arguments_from_dwarf),
+		cmocka_unit_test(test_inlined_arguments_from_dwarf),
+		cmocka_unit_test(test_fntab_interns),
+		cmocka_unit_test(test_fntab_never_guesses),
+		cmocka_unit_test(test_fntab_marks_non_ascii),
+		cmocka_unit_test(test_fntab_many),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,80 @@
+"""Threads whose functions are known, for the attribution tests.
+
+Usage: attribution.py [SECONDS]. One thread sleeps in sleeper(), one reads a pipe in reader(),
+two spin in Busy.spin(), one sleeps in schläfer() (a name that is not ASCII). Prints
+'ready <pid>', waits for a line, runs, prints 'done role=tid ...', waits for stdin to close.
+The main thread feeds the pipe from feed().
+"""
+import ctypes
+import os
+import sys
+import threading
+import time
+
+libc = ctypes.CDLL(None)
+seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
+stop = False
+tids = {}
+started = threading.Barrier(6)
+
+
+def sleeper():
+    tids["sleeper"] = libc.syscall(186)
+    started.wait()
+    while not stop:
+        time.sleep(0.002)
+
+
+def schläfer():
+    tids["schlaefer"] = libc.syscall(186)
+    started.wait()
+    while not stop:
+        time.sleep(0.003)
+
+
+def reader(fd):
+    tids["reader"] = libc.syscall(186)
+    started.wait()
+    while os.read(fd, 1):
+        pass
+
+
+class Busy:
+    def __init__(self, role):
+        self.role = role
+
+    def spin(self):
+        tids[self.role] = libc.syscall(186)
+        started.wait()
+        x = 0
+        while not stop:
+            for i in range(1000):
+                x += i
+
+
+def feed(w, until):
+    while time.time() < until:
+        os.write(w, b"x")
+        time.sleep(0.001)
+
+
+r, w = os.pipe()
+threads = [threading.Thread(target=sleeper, name="sleeper"),
+           threading.Thread(target=schläfer, name="schlaefer"),
+           threading.Thread(target=reader, args=(r,), name="reader"),
+           threading.Thread(target=Busy("spinner1").spin, name="spinner1"),
+           threading.Thread(target=Busy("spinner2").spin, name="spinner2")]
+sys.stdout.write("ready %d\n" % os.getpid())
+sys.stdout.flush()
+sys.stdin.readline()
+for t in threads:
+    t.start()
+started.wait()
+feed(w, time.time() + seconds)
+stop = True
+os.close(w)
+for t in threads:
+    t.join()
+sys.stdout.write("done %s\n" % " ".join("%s=%d" % kv for kv in sorted(tids.items())))
+sys.stdout.flush()
+sys.stdin.read()
