@@ -14,6 +14,16 @@ from convlib import GIL_CONVERT, check, check_eq, convert, load, log, workdir
 from mkrec import Recording, header_for, synth
 
 w = workdir("scale")
+# Built with ASan/UBSan (tools/test.sh's second pass): shadow memory and slow code; the limits on
+# memory and speed are then reported, not enforced.
+SANITIZED = os.environ.get("GIL_SANITIZED") == "1"
+
+
+def limit(cond, why):
+    if SANITIZED and not cond:
+        log("not enforced under sanitizers: " + why)
+        return
+    check(cond, why)
 
 
 def measured(*args):
@@ -41,14 +51,14 @@ for n in (20_000, 2_000_000):  # the 2M file is reused below
     sizes[n] = (secs, rss)
     log("%9d intervals: %.2f s (%.0f intervals/s), peak RSS %d KiB" % (n, secs, n / secs, rss))
 small, big = sizes[20_000][1], sizes[2_000_000][1]
-check(big < small + 16 * 1024, "peak RSS grew from %d KiB to %d KiB for 100x the input"
+limit(big < small + 16 * 1024, "peak RSS grew from %d KiB to %d KiB for 100x the input"
       % (small, big))
-check(big < 64 * 1024, "peak RSS %d KiB" % big)
+limit(big < 64 * 1024, "peak RSS %d KiB" % big)
 
 # the window is capped: a one-hour window over 2M intervals still holds at most 1 Mi points
 rec = os.path.join(w, "GIL_40000_rank_0_2000000.json")
 secs, rss, err = measured("-q", "--reorder-window", "3600000", "-i", rec, "-o", "-")
-check(rss < 64 * 1024 + 48 * 1024, "peak RSS with a full window: %d KiB" % rss)
+limit(rss < 64 * 1024 + 48 * 1024, "peak RSS with a full window: %d KiB" % rss)
 p = subprocess.Popen([GIL_CONVERT, "-q", "--reorder-window", "3600000", "-i", rec, "-o", "-"],
                      stdout=subprocess.PIPE)
 tail = b""
@@ -70,7 +80,7 @@ py = time.time() - t
 secs = min(measured("-q", "-i", rec, "-o", "-")[0] for i in range(3))
 log("200k intervals: gil-convert %.3f s, Python reference %.3f s (neither writing): %.0fx"
     % (secs, py, py / secs))
-check(py / secs >= 20, "gil-convert is only %.1fx faster than the Python reference" % (py / secs))
+limit(py / secs >= 20, "gil-convert is only %.1fx faster than the Python reference" % (py / secs))
 
 # a wait longer than the window: reported as late, exact with a larger window. Two threads
 # hand the GIL back and forth every 100 ms for 3 s while a third waits all that time.
