@@ -4,11 +4,14 @@ interpreters share. The workload makes N ctypes calls on its main thread; each r
 retakes the GIL exactly once, so a correct recording shows N drop_gil and N take_gil intervals
 on that thread, plus a few from the handshake and interpreter exit.
 """
+import glob
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from giltest import *  # noqa: E402,F401,F403
@@ -107,9 +110,40 @@ class Row:
         return out
 
 
+class FileRecorder:
+    """gil-record in the background with stderr in a file, so that no line is lost: giltest's
+    Recorder reads its first lines through a buffered stream, and communicate() does not see
+    what that buffer already holds (the warning printed right after "recording")."""
+
+    def __init__(self, *args):
+        self.outdir = tempfile.mkdtemp(prefix="gilrec-")
+        self.errfile = tempfile.NamedTemporaryFile(prefix="gilrec-", suffix=".err", mode="w+")
+        self.p = subprocess.Popen([GIL_RECORD, "--output-dir", self.outdir] +
+                                  [str(a) for a in args], stdout=subprocess.DEVNULL,
+                                  stderr=self.errfile)
+        deadline = time.time() + 120
+        while time.time() < deadline and self.p.poll() is None:
+            if "recording" in self.read():
+                return
+            time.sleep(0.05)
+        fail("gil-record did not start (rc %s): %s" % (self.p.poll(), self.read()))
+
+    def read(self):
+        with open(self.errfile.name) as f:
+            return f.read()
+
+    def wait(self, timeout=120):
+        self.p.wait(timeout)
+        self.err = self.read()
+        return self.p.returncode
+
+    def files(self):
+        return sorted(glob.glob(os.path.join(self.outdir, "GIL_*_rank_*.json")))
+
+
 def record(w, label, n=N, extra=()):
     """Record the started ctypes_calls.py workload @w with gil-record --pid; a Row."""
-    rec = Recorder("--pid", w.pid, *extra)
+    rec = FileRecorder("--pid", w.pid, *extra)
     w.go()
     tid = int(w.wait_done()[0])
     w.finish()
