@@ -1059,9 +1059,13 @@ static int settle(struct scan *sc, const char *path, const char *root)
 	    (sc->dwarf_done || !sc->save.found || !version_below(sc->version, 3, 13) ||
 	     save_calls_drop(sc) != 0))
 		return 0; /* exact, as far as anything can tell */
-	/* Unknown kind: only a stripped file named like a Python can be one without exports. */
+	/*
+	 * Unknown kind: only a stripped interpreter or libpython can be one without exports
+	 * (not an extension module such as _ctypes.cpython-311-x86_64-linux-gnu.so).
+	 */
 	if (!syms->nr_sites && syms->kind == GIL_PY_UNKNOWN &&
-	    (!sc->stripped || !strstr(shown_base(shown), "python")))
+	    (!sc->stripped || (strncmp(shown_base(shown), "python", 6) &&
+			       strncmp(shown_base(shown), "libpython", 9))))
 		return 0;
 	hint = fix_hint(sc, root);
 	if (!hint)

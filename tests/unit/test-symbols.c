@@ -1496,6 +1496,8 @@ static void test_fallback(void **state)
 	char *deb = xfmt("%s/fbdeb", tmpdir), *other = xfmt("%s/fbother", tmpdir);
 	char *debobj = xfmt("%s/usr/bin/python3.11", deb), *p3 = xfmt("%s/usr/bin/python3", deb);
 	char *otherobj = xfmt("%s/usr/bin/python3.11", other), *lib = xfmt("%s/usr/lib/libfoo.so", deb);
+	char *ext = xfmt("%s/usr/lib/_ctypes.cpython-311-x86_64-linux-gnu.so", deb);
+	char *libpy = xfmt("%s/usr/lib/libpython3.13.so.1.0", deb);
 	char *flag = xfmt("%s/etc/debian_version", deb), *dir;
 	struct synth sp = { .build_id = bid_b, .endbr = true, .dyn = exports,
 			    .nr_dyn = ARRAY_SIZE(exports), .data_word = 0x030c04f0 };
@@ -1584,9 +1586,24 @@ static void test_fallback(void **state)
 			    "/usr/bin/python3.11 has no symbols for take_gil/drop_gil and no debug file matching its build-id: apt-get install python3.11-dbg in its container");
 	gil_symbols_free(s);
 
+	/* So is a stripped libpython, which names its version. */
+	write_synth(libpy, &sp);
+	s = read_ok(libpy, deb);
+	assert_int_equal(s->nr_sites, 0);
+	assert_non_null(s->reason);
+	assert_non_null(strstr(s->reason, "apt-get install python3.13-dbg"));
+	gil_symbols_free(s);
+
 	/* The same file under another name is not a Python: nothing to say. */
 	write_synth(lib, &sp);
 	s = read_ok(lib, deb);
+	assert_int_equal(s->nr_sites, 0);
+	assert_null(s->reason);
+	gil_symbols_free(s);
+
+	/* Nor is an extension module, although "python" is in its name. */
+	write_synth(ext, &sp);
+	s = read_ok(ext, deb);
 	assert_int_equal(s->nr_sites, 0);
 	assert_null(s->reason);
 	gil_symbols_free(s);
@@ -1597,6 +1614,8 @@ static void test_fallback(void **state)
 	free(p3);
 	free(otherobj);
 	free(lib);
+	free(ext);
+	free(libpy);
 	free(flag);
 }
 
