@@ -599,6 +599,8 @@ static void unique_sites(struct sites *s)
 {
 	size_t i, k;
 
+	if (!s->nr)
+		return; /* s->v may be NULL, which qsort() must not get */
 	qsort(s->v, s->nr, sizeof(*s->v), cmp_site);
 	for (i = k = 0; i < s->nr; i++) {
 		if (k && s->v[k - 1].addr == s->v[i].addr) {
