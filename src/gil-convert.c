@@ -26,6 +26,9 @@ enum {
 	OPT_NO_COUNTER,
 	OPT_WINDOW,
 	OPT_TS_FORMAT,
+	OPT_SUMMARY,
+	OPT_SUMMARY_JSON,
+	OPT_SVG,
 };
 
 static const struct option long_opts[] = {
@@ -38,6 +41,9 @@ static const struct option long_opts[] = {
 	{ "no-counter", no_argument, NULL, OPT_NO_COUNTER },
 	{ "reorder-window", required_argument, NULL, OPT_WINDOW },
 	{ "ts-format", required_argument, NULL, OPT_TS_FORMAT },
+	{ "summary", no_argument, NULL, OPT_SUMMARY },
+	{ "summary-json", required_argument, NULL, OPT_SUMMARY_JSON },
+	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -70,6 +76,14 @@ static void usage(void)
 	       "                             Perfetto) or a 'number' (Chrome DevTools, speedscope)\n"
 	       "      --reorder-window=MS    how far back, in recording time, a take_gil wait may start\n"
 	       "                             and still be counted exactly (default %d)\n"
+	       "      --summary              print statistics: per process and thread wait, hold and\n"
+	       "                             release time and percentiles, forced and voluntary\n"
+	       "                             releases, GIL utilization, hand-offs, the Python\n"
+	       "                             functions that hold the GIL longest, the longest holds;\n"
+	       "                             without --output no trace is written\n"
+	       "      --summary-json=FILE    the same numbers as JSON ('-' for standard output)\n"
+	       "      --svg=FILE             a picture of GIL utilization and per-thread wait/hold\n"
+	       "                             over time\n"
 	       "  -q, --quiet                no warnings\n"
 	       "  -v, --verbose              say what was converted\n"
 	       "  -h, --help                 show this help and exit\n"
@@ -189,6 +203,19 @@ int main(int argc, char **argv)
 					  "0 to 3600000)", optarg);
 			opt.window_ms = (unsigned)ms;
 			break;
+		case OPT_SUMMARY:
+			opt.summary = true;
+			break;
+		case OPT_SUMMARY_JSON:
+			if (!*optarg)
+				bad_usage("invalid --summary-json value '%s'", optarg);
+			opt.summary_json = optarg;
+			break;
+		case OPT_SVG:
+			if (!*optarg || !strcmp(optarg, "-"))
+				bad_usage("invalid --svg value '%s': give a file", optarg);
+			opt.svg = optarg;
+			break;
 		case OPT_TS_FORMAT:
 			if (strcmp(optarg, "string") && strcmp(optarg, "number"))
 				bad_usage("invalid --ts-format value '%s' (string or number)", optarg);
@@ -227,7 +254,15 @@ int main(int argc, char **argv)
 		bad_usage("--merge puts the GIL rows on the profiler's wall-clock axis: it does not "
 			  "go with --clock %s", opt.clock == CONV_CLOCK_MONOTONIC ? "monotonic" :
 			  "monotonic_raw");
-	if (!opt.output) {
+	if (opt.summary && opt.summary_json && !strcmp(opt.summary_json, "-"))
+		bad_usage("--summary and --summary-json - both write to standard output: give "
+			  "--summary-json a file");
+	if (opt.output && !strcmp(opt.output, "-") &&
+	    (opt.summary || (opt.summary_json && !strcmp(opt.summary_json, "-"))))
+		bad_usage("the trace and the summary would both go to standard output: give "
+			  "--output a file");
+	/* statistics only: no trace unless --output asks for one */
+	if (!opt.output && !opt.summary && !opt.summary_json && !opt.svg) {
 		if (opt.ninputs > 1)
 			bad_usage("several inputs: name the trace to write with --output");
 		out_alloc = default_output(inputs[0]);
@@ -240,7 +275,7 @@ int main(int argc, char **argv)
 	ret = conv_run(&opt, err, sizeof(err));
 	if (ret < 0)
 		fprintf(stderr, PROG ": %s\n", err);
-	else if (opt.verbosity > 0)
+	else if (opt.verbosity > 0 && opt.output)
 		fprintf(stderr, PROG ": wrote %s\n", opt.output);
 	free(out_alloc);
 	free(inputs);

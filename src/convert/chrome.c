@@ -171,7 +171,7 @@ static void str(struct line *l, const char *s, size_t max)
 }
 
 /* Event lines are built in the output buffer itself; this much room always suffices. */
-#define EVENT_MAX 2048
+#define EVENT_MAX 4096 /* a slice with a function and file of NAME_MAX_BYTES each, escaped */
 #define NAME_MAX_BYTES 256
 
 static inline int begin(struct conv_out *o, struct line *l)
@@ -219,8 +219,9 @@ static int meta(struct conv_out *o, const struct conv_proc *p, int64_t tid, cons
 	return 0;
 }
 
-static int slice_args(struct line *l, uint32_t flags, uint32_t fixups)
+static int slice_args(struct line *l, const struct conv_event *ev)
 {
+	uint32_t flags = ev->flags, fixups = ev->fixups;
 	static const struct {
 		uint32_t bit;
 		const char *key;
@@ -259,6 +260,35 @@ static int slice_args(struct line *l, uint32_t flags, uint32_t fixups)
 		if (!first)
 			*l->p++ = ',';
 		LIT(l, "\"overlap_fixed\":true");
+		first = false;
+	}
+	/* attribution: the Python function, and forced/voluntary (a wait: its previous release) */
+	if (ev->fn_name) {
+		if (!first)
+			*l->p++ = ',';
+		LIT(l, "\"function\":");
+		str(l, ev->fn_name, NAME_MAX_BYTES);
+		if (ev->fn_file) {
+			LIT(l, ",\"file\":");
+			str(l, ev->fn_file, NAME_MAX_BYTES);
+		}
+		if (ev->fn_line >= 0) {
+			LIT(l, ",\"line\":");
+			num(l, ev->fn_line);
+		}
+		first = false;
+	}
+	if (ev->reason == GIL_REASON_FORCED || ev->reason == GIL_REASON_VOLUNTARY) {
+		if (!first)
+			*l->p++ = ',';
+		if (ev->kind == GIL_KIND_TAKE)
+			LIT(l, "\"previous_release\":");
+		else
+			LIT(l, "\"release\":");
+		if (ev->reason == GIL_REASON_FORCED)
+			LIT(l, "\"forced\"");
+		else
+			LIT(l, "\"voluntary\"");
 	}
 	*l->p++ = '}';
 	return 0;
@@ -299,8 +329,8 @@ static int chrome_event(struct conv_out *o, const struct conv_event *ev)
 		us_ts(o, &l, ev->ts);
 		LIT(&l, ",\"dur\":");
 		us_num(&l, ev->dur);
-		if (ev->flags || ev->fixups)
-			slice_args(&l, ev->flags, ev->fixups);
+		if (ev->flags || ev->fixups || ev->fn_name || ev->reason)
+			slice_args(&l, ev);
 		*l.p++ = '}';
 		end(o, &l);
 		return 0;

@@ -22,6 +22,7 @@
 #include "merge.h"
 #include "outfile.h"
 #include "profdata.h"
+#include "stats.h"
 #include "systrace.h"
 #include "timeline.h"
 #include "util.h"
@@ -60,12 +61,15 @@ struct conv {
 	uint64_t intervals, clipped_out, lost_events, lost_records, exits, unknown, out_of_range;
 	bool have_range;
 	int64_t lo, hi; /* output axis range of everything written */
+	struct stats *stats; /* statistics (stats.c), also otherData.statistics */
+	const struct gil_interval *cur_iv; /* the interval being placed: its function, reason */
 	char err[512];
 };
 
 static int emit(void *ctx, const struct conv_event *ev)
 {
 	struct conv *c = ctx;
+	struct conv_event at;
 
 	if (ev->type == CEV_SLICE) {
 		if (!c->have_range || ev->ts < c->lo)
@@ -73,6 +77,15 @@ static int emit(void *ctx, const struct conv_event *ev)
 		if (!c->have_range || ev->ts + ev->dur > c->hi)
 			c->hi = ev->ts + ev->dur;
 		c->have_range = true;
+		/* the slice's function and reason as args (slices are emitted as they are placed) */
+		if (c->cur_iv && (c->cur_iv->fn || c->cur_iv->reason)) {
+			at = *ev;
+			at.reason = c->cur_iv->reason;
+			if (!stats_function(c->stats, c->cur_iv->fn, &at.fn_name, &at.fn_file,
+					    &at.fn_line))
+				at.fn_name = NULL;
+			return c->ops->event(&c->out, &at);
+		}
 	}
 	return c->ops->event(&c->out, ev);
 }
@@ -98,7 +111,12 @@ static int interval(struct conv *c, const struct gil_interval *iv)
 	}
 	if (r == 2)
 		fix |= CONV_FIX_CLIPPED;
-	return timeline_slice(c->tl, iv->tid, iv->kind, iv->flags, fix, ts, dur);
+	if (stats_interval(c->stats, iv, ts, dur) < 0)
+		return -1;
+	c->cur_iv = iv;
+	r = timeline_slice(c->tl, iv->tid, iv->kind, iv->flags, fix, ts, dur);
+	c->cur_iv = NULL;
+	return r;
 }
 
 static int systrace_interval(void *ctx, const struct gil_interval *iv)
@@ -238,6 +256,8 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 	}
 	ret = timeline_begin(c->tl, &ci->proc);
 	if (ret == 0)
+		ret = stats_begin(c->stats, ci, &c->cm);
+	if (ret == 0)
 		ret = c->ops->event(&c->out, &pev);
 	while (ret == 0 && (ret = gil_reader_next(r, &rec)) > 0) {
 		switch (rec.type) {
@@ -246,6 +266,8 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 			break;
 		case GIL_REC_THREAD:
 			ret = timeline_thread(c->tl, rec.tid, rec.name);
+			if (ret == 0)
+				ret = stats_thread(c->stats, rec.tid, rec.name);
 			break;
 		case GIL_REC_EVENT:
 			ret = st ? systrace_event(st, rec.obj) : 0;
@@ -255,6 +277,7 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 			break;
 		case GIL_REC_EXIT:
 			c->exits++;
+			stats_exit(c->stats, rec.tid);
 			ret = 0;
 			break;
 		case GIL_REC_FOOTER:
@@ -266,21 +289,26 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 			ret = 0;
 			break;
 		default:
-			c->unknown++;
-			ret = 0;
+			/* function definitions (attribution) are known to the statistics */
+			ret = stats_record(c->stats, rec.obj);
+			if (ret == 0)
+				c->unknown++;
+			ret = ret < 0 ? -1 : 0;
 			break;
 		}
 	}
 	if (ret < 0) {
 		if (gil_reader_error(r)[0])
 			gil_err(c->err, sizeof(c->err), "%s", gil_reader_error(r));
-		else if (!c->out.f->err[0])
+		else if (!c->out.f || !c->out.f->err[0])
 			gil_err(c->err, sizeof(c->err), "%s: out of memory", ci->path);
 		goto out;
 	}
 	if (st)
 		systrace_finish(st, &ss);
 	ret = timeline_end(c->tl, &ts);
+	if (ret == 0)
+		ret = stats_end(c->stats);
 	if (ret < 0)
 		goto out;
 	json_object_array_add(reports, report(c, r, &ts, st ? &ss : NULL));
@@ -333,7 +361,7 @@ static struct json_object *options_json(const struct conv *c)
 	for (i = 0; i < opt->ninputs; i++)
 		json_object_array_add(a, json_object_new_string(opt->inputs[i]));
 	json_object_object_add(o, "inputs", a);
-	json_object_object_add(o, "output", json_object_new_string(opt->output));
+	json_object_object_add(o, "output", jstr(opt->output));
 	json_object_object_add(o, "clock", json_object_new_string(
 		c->have_pd ? "profiling-data" : clock_names[opt->clock]));
 	json_object_object_add(o, "profiling_data", jstr(opt->profiling_data));
@@ -352,7 +380,7 @@ static int check_output(struct conv *c)
 	struct stat st;
 	size_t i;
 
-	if (!strcmp(c->opt->output, "-") || stat(c->opt->output, &st) < 0)
+	if (!c->opt->output || !strcmp(c->opt->output, "-") || stat(c->opt->output, &st) < 0)
 		return 0;
 	if (S_ISDIR(st.st_mode))
 		return gil_err(c->err, sizeof(c->err), "cannot write %s: Is a directory",
@@ -423,8 +451,9 @@ static int run(struct conv *c)
 
 	c->tl = timeline_alloc((int64_t)opt->window_ms * 1000000, CONV_WINDOW_POINTS_MAX,
 			       opt->flows, opt->counter, emit, c);
-	c->out.f = outfile_open(opt->output, c->err, sizeof(c->err));
-	if (!c->tl || !c->out.f)
+	c->out.f = opt->output ? outfile_open(opt->output, c->err, sizeof(c->err)) : NULL;
+	c->stats = stats_alloc((int64_t)opt->window_ms * 1000000);
+	if (!c->tl || (opt->output && !c->out.f) || !c->stats)
 		goto fail;
 	c->out.merge = c->merge;
 	c->out.ts_number = opt->ts_number;
@@ -472,10 +501,13 @@ static int run(struct conv *c)
 				  a, b, x, y);
 		}
 	}
+	json_object_object_add(other, "statistics", stats_json(c->stats));
 	if (c->ops->footer(&c->out, other) < 0)
 		goto fail;
-	ret = outfile_commit(c->out.f, c->err, sizeof(c->err));
+	ret = opt->output ? outfile_commit(c->out.f, c->err, sizeof(c->err)) : 0;
 	c->out.f = NULL;
+	if (ret == 0)
+		ret = stats_outputs(c->stats, opt, c->err, sizeof(c->err));
 	goto out;
 fail:
 	if (c->out.f && c->out.f->err[0])
@@ -494,12 +526,13 @@ int conv_run(const struct conv_options *opt, char *err, size_t errlen)
 
 	memset(&c, 0, sizeof(c));
 	c.opt = opt;
-	c.ops = &conv_chrome_ops;
+	c.ops = opt->output ? &conv_chrome_ops : &conv_null_ops;
 	ret = run(&c);
 	if (ret < 0)
 		gil_err(err, errlen, "%s", c.err[0] ? c.err : "conversion failed");
 	outfile_abort(c.out.f);
 	timeline_free(c.tl);
+	stats_free(c.stats);
 	merge_close(c.merge);
 	inputs_free(&c.in);
 	return ret;

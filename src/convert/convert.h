@@ -32,7 +32,7 @@ enum conv_clock {
 struct conv_options {
 	const char **inputs; /* files or directories */
 	size_t ninputs;
-	const char *output; /* "-" for standard output */
+	const char *output; /* "-" for standard output; NULL: no trace (statistics only) */
 	enum conv_clock clock;
 	bool clock_given;
 	const char *profiling_data; /* PROF_ directory, or NULL */
@@ -42,6 +42,9 @@ struct conv_options {
 	unsigned window_ms; /* reorder window, ms of recording time */
 	bool ts_number; /* ts as a JSON number rather than a string (same digits) */
 	int verbosity; /* -1 quiet, 0 normal, 1 verbose */
+	bool summary; /* --summary: statistics as text on standard output (stats.h) */
+	const char *summary_json; /* --summary-json FILE ("-": standard output), or NULL */
+	const char *svg; /* --svg FILE: a picture of the statistics, or NULL */
 	/* Warnings: one line without the program name; NULL to drop them. */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
@@ -85,6 +88,11 @@ struct conv_event {
 	int64_t to_ts; /* FLOW */
 	int cpu; /* LOST */
 	uint64_t count; /* LOST */
+	/* SLICE, attribution (stats.c): the function ("<why>" when unreadable) and the reason */
+	const char *fn_name; /* NULL: not recorded */
+	const char *fn_file;
+	int fn_line; /* -1: none */
+	int reason; /* enum gil_reason */
 };
 
 /* What the converter changed in an interval, said in the slice's args. */
@@ -113,6 +121,7 @@ struct conv_backend_ops {
 };
 
 extern const struct conv_backend_ops conv_chrome_ops;
+extern const struct conv_backend_ops conv_null_ops; /* statistics only: writes nothing */
 
 /**
  * conv_run - convert the recordings named in @opt into one trace file. Returns 0, or -1 with a

@@ -214,8 +214,9 @@ static inline bool fast_u64(const char **pp, const char *e, uint64_t *v)
 static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 {
 	const char *p, *e;
-	uint64_t tid, kind, start, dur, flags;
-	bool neg = false;
+	uint64_t tid, kind, start, dur, flags, attr[2] = { 0, 0 };
+	bool neg = false, minus;
+	int nattr = 0;
 
 	if (r->len - r->pos < FAST_LOOKAHEAD && !r->eof && refill(r) < 0)
 		return false;
@@ -235,15 +236,18 @@ static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 		return false;
 	if (!fast_u64(&p, e, &flags) || flags > UINT32_MAX || p >= e)
 		return false;
-	/* later versions append numbers (attribution): skipped here at full speed */
+	/* fn and reason (attribution, doc/format.md), then numbers of later versions: skipped */
 	while (*p == ',') {
 		uint64_t extra;
 
 		p++;
-		if (p < e && *p == '-')
+		minus = p < e && *p == '-';
+		if (minus)
 			p++;
 		if (!fast_u64(&p, e, &extra) || p >= e)
 			return false;
+		if (nattr < 2)
+			attr[nattr++] = minus ? 0 : extra;
 	}
 	if (*p++ != ']')
 		return false;
@@ -252,6 +256,8 @@ static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 	iv->start = start;
 	iv->dur = dur;
 	iv->flags = (uint32_t)flags;
+	iv->fn = attr[0] <= UINT32_MAX ? (uint32_t)attr[0] : 0;
+	iv->reason = attr[1] <= 2 ? (uint8_t)attr[1] : 0;
 	r->pos = (size_t)(p - r->buf);
 	return true;
 }
@@ -275,7 +281,7 @@ static bool get_s64(struct json_object *o, int64_t *v)
 /* An interval given as a general JSON array (extra elements are for later versions). */
 static int array_record(struct gil_reader *r, struct json_object *a, struct gil_record *rec)
 {
-	uint64_t kind, start, dur, flags;
+	uint64_t kind, start, dur, flags, fn, reason;
 	int64_t tid;
 
 	if (json_object_array_length(a) < 5 || !get_s64(json_object_array_get_idx(a, 0), &tid) ||
@@ -300,6 +306,12 @@ static int array_record(struct gil_reader *r, struct json_object *a, struct gil_
 	rec->iv.start = start;
 	rec->iv.dur = dur;
 	rec->iv.flags = (uint32_t)flags;
+	/* attribution: [..., flags, fn, reason]; anything else there is not ours to read */
+	if (json_object_array_length(a) >= 7 && get_u64(json_object_array_get_idx(a, 5), &fn) &&
+	    fn <= UINT32_MAX && get_u64(json_object_array_get_idx(a, 6), &reason)) {
+		rec->iv.fn = (uint32_t)fn;
+		rec->iv.reason = reason <= 2 ? (uint8_t)reason : 0;
+	}
 	return 1;
 }
 

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Statistics over recordings, computed while gil-convert streams them (memory bounded by
+ * threads, functions and a time window, not by the recording's length):
+ *  - per process and thread: wall, waiting / holding / releasing time, shares and counts, wait
+ *    and hold percentiles (log histograms, 1/8 octave), forced and voluntary releases;
+ *  - GIL utilization and waiters over time (bins that double their width as time goes on);
+ *  - the hand-off matrix: who took the GIL after whom, how often, how long the taker waited;
+ *  - Python functions by held time, by others' waiting while they held, by releases;
+ *  - the longest holds, with their time on the trace's axis.
+ * Lifecycle: alloc -> (begin -> thread/record/interval/exit... -> end)... -> json / text / svg
+ * -> free. Text and SVG renderers are in summary.c and svg.c.
+ */
+#ifndef GIL_STATS_H
+#define GIL_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "clockmap.h"
+#include "convert.h"
+#include "inputs.h"
+#include "rawfile.h"
+
+struct stats;
+struct stats_long_hold;
+
+/** stats_alloc - empty statistics; waits are matched against holds @window_ns back at most. */
+struct stats *stats_alloc(int64_t window_ns);
+
+/**
+ * stats_begin - the records that follow are @ci's, placed on the output axis by @cm (already
+ * set up for @ci). Its recorded span comes from the header and footer when present.
+ */
+int stats_begin(struct stats *s, const struct conv_input *ci, const struct clockmap *cm);
+
+/** stats_thread - a thread's recorded name. */
+int stats_thread(struct stats *s, int32_t tid, const char *name);
+
+/**
+ * stats_record - a record the reader did not know (@obj, the whole record). Returns 1 when it
+ * was a function definition ({"fn":...}) and was taken, 0 when it is not one, -1 on ENOMEM.
+ */
+int stats_record(struct stats *s, struct json_object *obj);
+
+/** stats_interval - interval @iv, at @ts for @dur on the output axis (mapped and clipped). */
+int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, int64_t dur);
+
+/** stats_exit - thread @tid of the current process exited. */
+void stats_exit(struct stats *s, int32_t tid);
+
+/** stats_end - the current process is complete. */
+int stats_end(struct stats *s);
+
+/**
+ * stats_function - the function @id of the current input names (for slice args): its name
+ * (or "<why>" when unreadable), file (NULL if none) and line (-1 if none). False when unknown.
+ */
+bool stats_function(const struct stats *s, uint32_t id, const char **name, const char **file,
+		    int *line);
+
+/** stats_json - every number, as gil-convert writes them (otherData.statistics, --summary-json). */
+struct json_object *stats_json(const struct stats *s);
+
+/** stats_write_text - the tables of --summary. Returns 0 or -1 (errno). */
+int stats_write_text(const struct stats *s, FILE *f);
+
+/** stats_write_svg - one picture: utilization and per-thread wait/hold over time. */
+int stats_write_svg(const struct stats *s, FILE *f);
+
+/**
+ * stats_outputs - what @opt asks for: --summary (text, standard output), --summary-json FILE,
+ * --svg FILE. Returns 0, or -1 with a reason in @err.
+ */
+int stats_outputs(const struct stats *s, const struct conv_options *opt, char *err, size_t errlen);
+
+/** stats_reason_name - "voluntary", "forced" or NULL. */
+const char *stats_reason_name(int reason);
+
+void stats_free(struct stats *s);
+
+/*
+ * stats_top_functions - indices into ->fns of up to @max functions, best first by @key: 0 held
+ * time, 1 others' waiting while they held, 2 releases. Returns how many.
+ */
+size_t stats_top_functions(const struct stats *s, int key, size_t *out, size_t max);
+
+/** stats_longest - the longest holds, longest first, into @out (STATS_TOP). Returns how many. */
+size_t stats_longest(const struct stats *s, struct stats_long_hold *out);
+
+/** stats_thread_name - the recorded name of thread @tid of process @proc, or NULL. */
+const char *stats_thread_name(const struct stats *s, size_t proc, int32_t tid);
+
+/* ---- what the renderers read (stats.c fills it) ---- */
+
+#define STATS_HBUCKETS 496 /* log histogram: 16 exact, then 8 per octave up to 2^64 */
+#define STATS_BINS 200 /* time bins per process */
+#define STATS_BIN_THREADS 128 /* threads of a process that get their own time bins */
+#define STATS_MAX_THREADS 4096 /* threads of a process with their own row; others folded */
+#define STATS_TOP 20 /* entries in the top lists */
+
+struct stats_hist {
+	uint32_t *b; /* STATS_HBUCKETS counts, allocated at the first value */
+	uint64_t n, max;
+};
+
+struct stats_thread {
+	int32_t tid; /* -1: threads folded together */
+	char *name;
+	int64_t first, last; /* first start, last end */
+	bool seen;
+	uint64_t ns[3], count[3]; /* per enum gil_kind */
+	uint64_t released[3], released_ns[3]; /* releases by enum gil_reason: count, ns */
+	uint64_t held_by_reason[3]; /* hold ns by the reason of the release that ended it */
+	struct stats_hist wait, hold;
+	int64_t *bins; /* 2 * STATS_BINS: wait ns then hold ns per bin; NULL: no bins */
+	bool exited;
+	int64_t last_end; /* end of its last interval */
+};
+
+struct stats_handoff {
+	int32_t from, to;
+	uint64_t count, wait_ns;
+};
+
+struct stats_hold {
+	int64_t start, end;
+	uint32_t fn; /* global function index + 1, 0: none */
+	int32_t tid;
+};
+
+struct stats_proc {
+	int64_t pid, os_pid, rank;
+	char *label, *cmdline, *path;
+	int64_t lo, hi; /* recorded span on the output axis */
+	bool have_lo, have_hi;
+	int64_t seen_lo, seen_hi; /* span of the intervals */
+	bool seen;
+	bool attributed; /* its intervals carry functions */
+	struct stats_thread *threads;
+	size_t nr_threads, cap_threads;
+	uint32_t *tindex; /* open addressing: tid -> threads[] + 1 */
+	size_t tindex_cap;
+	struct stats_thread other; /* folded threads */
+	bool has_other;
+	uint64_t ns[3], count[3];
+	struct stats_hist wait, hold;
+	/* time bins: [origin + i * width, + width) */
+	int64_t origin, width;
+	bool bins_set;
+	int64_t *util; /* hold ns per bin */
+	int64_t *waiters; /* wait ns per bin */
+	/* hand-offs */
+	struct stats_handoff *handoffs;
+	size_t nr_handoffs, cap_handoffs;
+	uint32_t *hindex;
+	size_t hindex_cap;
+	bool handoffs_folded; /* past the cap: later pairs were not kept */
+	uint64_t handoffs_total, handoffs_unknown;
+	/* recent holds (ring), for waits and hand-offs */
+	struct stats_hold *ring;
+	size_t ring_cap, ring_head, ring_len;
+	uint64_t late_waits; /* waits reaching further back than the window */
+	uint32_t *fnmap; /* this input's function id -> global index + 1 */
+	size_t fnmap_cap;
+};
+
+struct stats_fn {
+	char *name, *file; /* NULL when not read */
+	int line;
+	char *why; /* why unreadable, or NULL */
+	char *display; /* name or "<why>" */
+	uint64_t holds, held_ns, releases, forced, voluntary, waits, wait_ns, others_wait_ns;
+	uint64_t hash;
+};
+
+struct stats_long_hold {
+	int64_t dur, ts; /* output axis */
+	size_t proc; /* index into procs */
+	int32_t tid;
+	uint32_t fn; /* global index + 1, 0: none */
+	uint8_t reason;
+	uint32_t flags;
+};
+
+struct stats {
+	int64_t window;
+	struct stats_proc *procs;
+	size_t nr_procs, cap_procs;
+	struct stats_proc *cur; /* the process being read */
+	struct stats_fn *fns;
+	size_t nr_fns, cap_fns;
+	uint32_t *fnindex;
+	size_t fnindex_cap;
+	struct stats_long_hold longest[STATS_TOP]; /* min-heap by dur */
+	size_t nr_longest;
+};
+
+#endif /* GIL_STATS_H */
