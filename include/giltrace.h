@@ -168,6 +168,13 @@ uint64_t gil_recorder_events(const struct gil_recorder *rec);
 size_t gil_recorder_nr_targets(const struct gil_recorder *rec);
 
 /**
+ * gil_recorder_warning - one line about process number @i (0 .. gil_recorder_nr_targets() - 1)
+ * that its user must read, e.g. "process 42: releases are approximate: ... apt-get install
+ * python3.11-dbg"; NULL when there is none. Valid until gil_recorder_free().
+ */
+const char *gil_recorder_warning(const struct gil_recorder *rec, size_t i);
+
+/**
  * gil_cleanup_stale - remove probe groups left by recorders that no longer run (killed with
  * SIGKILL), and only those. Returns the number of groups removed, or -1.
  */

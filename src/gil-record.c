@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 	struct gil_recorder *rec;
 	struct sigaction sa;
 	pid_t *pids = NULL;
-	size_t nr_pids = 0;
+	size_t nr_pids = 0, i;
 	bool cleanup = false, tty;
 	int c, ret = 1, r, verbosity = GIL_NORMAL;
 	double start, last_status = 0, last_t;
@@ -357,6 +357,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, " for %gs", opts.duration);
 		fprintf(stderr, "; Ctrl+C to stop\n");
 	}
+	for (i = 0; i < gil_recorder_nr_targets(rec); i++)
+		if (gil_recorder_warning(rec, i))
+			fprintf(stderr, PROG ": warning: %s\n", gil_recorder_warning(rec, i));
 	tty = verbosity >= GIL_NORMAL && isatty(STDERR_FILENO);
 	start = last_t = now_s();
 	do {

@@ -270,6 +270,19 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 		t->drop_reason = reason;
 		t->last_reason = reason;
 		break;
+	case GIL_EV_TAKE_EXIT:
+		if (t->state == S_WAIT) {
+			ret = emit(p, t, GIL_KIND_TAKE, t->since, ts, 0, t->take_fn, t->last_reason);
+			enter(t, S_HOLD, ts, 0);
+		}
+		break;
+	case GIL_EV_DROP_EXIT:
+		if (t->state == S_DROP) {
+			ret = emit(p, t, GIL_KIND_DROP, t->since, ts, 0, t->drop_fn, t->drop_reason);
+			t->state = S_IDLE;
+			t->flags = 0;
+		}
+		break;
 	case GIL_EV_DROP_RETURN:
 		if (t->state == S_DROP) {
 			ret = emit(p, t, GIL_KIND_DROP, t->since, ts, 0, t->drop_fn, t->drop_reason);

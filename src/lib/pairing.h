@@ -19,6 +19,13 @@ enum gil_ev {
 	GIL_EV_TAKE_RETURN,
 	GIL_EV_DROP_ENTRY,
 	GIL_EV_DROP_RETURN,
+	/*
+	 * A plain uprobe right after an inlined copy (symbols.h: GIL_SITE_EXIT). Code there may
+	 * also run without the copy (a merge point), so it only ends a wait or a drop that is
+	 * open, and is ignored otherwise.
+	 */
+	GIL_EV_TAKE_EXIT,
+	GIL_EV_DROP_EXIT,
 	GIL_EV_NR,
 };
 

@@ -55,6 +55,7 @@ struct object {
 	char *path; /* as the process maps it */
 	char *open_path; /* what we opened and probed: /proc/PID/root + path */
 	struct gil_symbols *syms; /* NULL: the file defines no GIL function */
+	char *reason; /* symbols.c's one line: why no sites, or why they are approximate */
 	struct gil_attrib *attrib; /* what the probes read; NULL when attribution is off */
 	int first_probe, nr_probes;
 	int nr_fetching; /* probes created with fetchargs */
@@ -84,6 +85,7 @@ struct target {
 	uint64_t exit_seen;
 	uint64_t start_ns; /* when its events were enabled */
 	const char *reason;
+	char *warning; /* "process N: releases are approximate: ..."; NULL when exact */
 	uint64_t events;
 	struct name *names;
 	size_t nr_names;
@@ -342,6 +344,8 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 		o->syms = NULL;
 		return -1;
 	}
+	if (o->syms->reason)
+		o->reason = strdup(o->syms->reason);
 	if (!o->syms->nr_sites || !o->syms->has_take || !o->syms->has_drop) {
 		gil_symbols_free(o->syms);
 		o->syms = NULL;
@@ -351,8 +355,10 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 	return (int)(rec->nr_objects - 1);
 }
 
-static enum gil_ev ev_of(enum gil_func fn, bool ret)
+static enum gil_ev ev_of(enum gil_func fn, bool ret, bool exit_site)
 {
+	if (exit_site)
+		return fn == GIL_FN_TAKE ? GIL_EV_TAKE_EXIT : GIL_EV_DROP_EXIT;
 	if (fn == GIL_FN_TAKE)
 		return ret ? GIL_EV_TAKE_RETURN : GIL_EV_TAKE_ENTRY;
 	return ret ? GIL_EV_DROP_RETURN : GIL_EV_DROP_ENTRY;
@@ -415,7 +421,7 @@ static int refresh_decoder(struct gil_recorder *rec)
 	}
 	for (i = 0; i < p->nr; i++) {
 		ids[i] = p->v[i].id;
-		rec->ev_of_probe[i] = (uint8_t)ev_of(p->v[i].fn, p->v[i].ret || p->v[i].role_exit);
+		rec->ev_of_probe[i] = (uint8_t)ev_of(p->v[i].fn, p->v[i].ret, p->v[i].role_exit);
 	}
 	gil_decoder_free(rec->dec);
 	rec->dec = gil_decoder_alloc(p->tep, ids, (int)p->nr);
@@ -454,7 +460,7 @@ static int python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t 
 {
 	struct gil_mapping *maps = NULL;
 	char err[512] = "";
-	int nr, i, o, found = -2;
+	int nr, i, o, found = -2, told = -1;
 	bool py2 = false, pylike = false;
 
 	nr = gil_proc_exec_mappings(pid, &maps);
@@ -475,12 +481,18 @@ static int python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t 
 			gil_err(why, whylen, "%s", err);
 		if (o >= 0 && rec->objects[o].syms)
 			found = o;
+		else if (o >= 0 && rec->objects[o].reason && told < 0)
+			told = o; /* free-threaded, Python 2, PyPy, stripped: symbols.c says why */
 	}
 	gil_mappings_free(maps, nr);
 	if (found >= 0)
 		return found;
 	if (why[0])
 		return -2;
+	if (told >= 0) {
+		gil_err(why, whylen, "%s", rec->objects[told].reason);
+		return -2;
+	}
 	if (py2)
 		gil_err(why, whylen, "Python 2 has no take_gil/drop_gil to probe; giltrace needs CPython 3.6 or later");
 	else if (pylike)
@@ -800,6 +812,8 @@ static int write_header(struct gil_recorder *rec, struct target *t)
 		json_object_object_add(pr, "return_probe", json_object_new_boolean(s->retprobe));
 		if (s->approximate)
 			json_object_object_add(pr, "approximate", json_object_new_boolean(true));
+		if (s->skipped)
+			json_object_object_add(pr, "skipped", json_object_new_int((int)s->skipped));
 		/* probes were made site by site: the entry (or exit) probe, then its return */
 		gp = idx >= 0 && (size_t)idx < rec->probes->nr ? &rec->probes->v[idx] : NULL;
 		idx += 1 + s->retprobe;
@@ -816,6 +830,13 @@ static int write_header(struct gil_recorder *rec, struct target *t)
 		json_object_array_add(probes, pr);
 	}
 	json_object_object_add(h, "probes", probes);
+	/* Readers must not take approximate releases for exact ones: say so once, and why. */
+	json_object_object_add(h, "approximate", json_object_new_boolean(o->syms->approximate));
+	if (o->syms->approximate && o->syms->reason)
+		json_object_object_add(h, "approximate_reason",
+				       json_object_new_string(o->syms->reason));
+	if (o->syms->dwarf_from)
+		json_object_object_add(h, "dwarf_from", json_object_new_string(o->syms->dwarf_from));
 	json_object_object_add(h, "attribution", attribution_json(rec, o));
 	ret = gil_rawfile_header(t->file, h);
 	json_object_put(h);
@@ -867,6 +888,14 @@ static struct target *new_target(struct gil_recorder *rec, pid_t pid, int obj,
 	t->pid = pid;
 	t->obj = obj;
 	t->rank = gil_proc_rank(pid, &t->rank_source);
+	if (rec->objects[obj].syms->approximate && rec->objects[obj].syms->reason) {
+		size_t len = strlen(rec->objects[obj].syms->reason) + 32;
+
+		t->warning = malloc(len);
+		if (t->warning)
+			snprintf(t->warning, len, "process %d: %s", (int)pid,
+				 rec->objects[obj].syms->reason);
+	}
 	t->cmdline = gil_proc_cmdline(pid);
 	if (gil_proc_comm(pid, pid, t->comm, sizeof(t->comm)) < 0 && parent) {
 		t->rank = parent->rank;
@@ -1681,11 +1710,13 @@ void gil_recorder_free(struct gil_recorder *rec)
 		free(t->filename);
 		free(t->names);
 		free(t->summary);
+		free(t->warning);
 		free(t->fn_written);
 		free(t);
 	}
 	for (i = 0; i < rec->nr_objects; i++) {
 		gil_symbols_free(rec->objects[i].syms);
+		free(rec->objects[i].reason);
 		gil_attrib_free(rec->objects[i].attrib);
 		free(rec->objects[i].path);
 		free(rec->objects[i].open_path);
@@ -1734,6 +1765,11 @@ uint64_t gil_recorder_events(const struct gil_recorder *rec)
 size_t gil_recorder_nr_targets(const struct gil_recorder *rec)
 {
 	return rec->nr_targets;
+}
+
+const char *gil_recorder_warning(const struct gil_recorder *rec, size_t i)
+{
+	return i < rec->nr_targets && rec->targets[i] ? rec->targets[i]->warning : NULL;
 }
 
 void gil_recorder_set_reason(struct gil_recorder *rec, const char *reason)

@@ -88,13 +88,14 @@ refused(["--pid", str(sleeper.pid)],
 py2 = os.path.join(pyenv_root(), "versions", "2.7.18", "bin", "python2.7")
 if os.path.exists(py2):
     w2 = Workload(py2, "ctypes_calls.py", 1)
+    libpy2 = os.path.join(pyenv_root(), "versions", "2.7.18", "lib", "libpython2.7.so.1.0")
     refused(["--pid", str(w2.pid)],
-            "process %d: Python 2 has no take_gil/drop_gil to probe; giltrace needs CPython 3.6 or later" % w2.pid)
+            "process %d: %s is Python 2: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later)" % (w2.pid, libpy2))
     # One bad pid in a list fails the whole start: nothing half-recorded.
     label, exe, ver = pythons(include_system=False)[-1]
     w3 = Workload(exe, "ctypes_calls.py", 1)
     refused(["--pid", "%d,%d" % (w3.pid, w2.pid)],
-            "process %d: Python 2 has no take_gil/drop_gil to probe; giltrace needs CPython 3.6 or later" % w2.pid)
+            "process %d: %s is Python 2: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later)" % (w2.pid, libpy2))
     w2.kill()
     w3.kill()
 

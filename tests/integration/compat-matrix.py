@@ -36,6 +36,16 @@ if debian:
     if row.methods != ["exported-fallback"] or len(row.approximate) != len(row.header["probes"]):
         failures.append("%s: expected only approximate exported-fallback probes: %s"
                         % (row.label, row.header["probes"]))
+    # The user is told, on screen and in the file, and what to install.
+    want = "releases are approximate: /usr/bin/python3.11 has no symbols for take_gil/drop_gil"
+    if row.header.get("approximate") is not True or \
+            want not in row.header.get("approximate_reason", "") or \
+            "apt-get install python3.11-dbg" not in row.header.get("approximate_reason", ""):
+        failures.append("%s: header does not say releases are approximate: %s"
+                        % (row.label, {k: row.header.get(k) for k in
+                                       ("approximate", "approximate_reason")}))
+    if "gil-record: warning: process %d: %s" % (w.pid, want) not in row.err:
+        failures.append("%s: no warning on screen: %r" % (row.label, row.err))
 else:
     log("no Debian python3.11 here: its rows are left out")
 

@@ -323,10 +323,38 @@ static void test_attribution_tid_reuse(void **state)
 	gil_pairing_free(p);
 }
 
+/*
+ * Exit sites after inlined copies (issue 4): code there may be a merge point that also runs
+ * without a release, so an exit closes only a drop (or a wait) that is open.
+ */
+static void test_exit_sites(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2000);
+	ev(p, 1, GIL_EV_TAKE_RETURN, 2100);
+	ev(p, 1, GIL_EV_DROP_EXIT, 2200); /* merge point while holding: ignored */
+	ev(p, 1, GIL_EV_DROP_ENTRY, 2300);
+	ev(p, 1, GIL_EV_DROP_EXIT, 2310); /* the end of the inlined copy */
+	ev(p, 1, GIL_EV_DROP_EXIT, 2320); /* a second way out, run after the first: ignored */
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2400);
+	ev(p, 1, GIL_EV_TAKE_EXIT, 2450); /* an inlined take_gil's end */
+	ev(p, 1, GIL_EV_TAKE_EXIT, 2460); /* holding: ignored */
+	assert_int_equal(nr_got, 4);
+	expect(0, 1, GIL_KIND_TAKE, 2000, 100, 0);
+	expect(1, 1, GIL_KIND_HOLD, 2100, 200, 0);
+	expect(2, 1, GIL_KIND_DROP, 2300, 10, 0);
+	expect(3, 1, GIL_KIND_TAKE, 2400, 50, 0);
+	assert_int_equal(gil_pairing_finish(p, 3000), 0);
+	expect(4, 1, GIL_KIND_HOLD, 2450, 550, GIL_F_TRUNCATED);
+	gil_pairing_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_normal_cycle),
+		cmocka_unit_test(test_exit_sites),
 		cmocka_unit_test(test_attach_mid_hold),
 		cmocka_unit_test(test_attach_mid_take_and_mid_drop),
 		cmocka_unit_test(test_take_without_return_thread_exit),
