@@ -163,30 +163,28 @@ class Recorder:
         env = dict(os.environ)
         if os.environ.get("GIL_VALGRIND") == "1":
             env["LD_LIBRARY_PATH"] = os.path.join(TOP_BUILDDIR, ".libs")
-        self.p = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        # stderr goes to a file: nothing is lost between "recording" and the end.
+        self.errfile = tempfile.NamedTemporaryFile(prefix="gilrec-err-", suffix=".txt")
+        self.p = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=self.errfile,
                                   text=True, env=env)
         self.err = ""
         deadline = time.time() + 120
         while time.time() < deadline:
-            r, _, _ = select.select([self.p.stderr], [], [], 1)
-            if r:
-                line = self.p.stderr.readline()
-                if not line:
-                    break
-                self.err += line
-                if "recording" in line:
-                    return
+            self.err = open(self.errfile.name).read()
+            if "recording" in self.err:
+                return
             if self.p.poll() is not None:
                 break
-        self.err += self.p.stderr.read() or ""
+            time.sleep(0.05)
+        self.err = open(self.errfile.name).read()
         fail("gil-record did not start (rc %s): %s" % (self.p.poll(), self.err))
 
     def signal(self, sig=signal.SIGINT):
         self.p.send_signal(sig)
 
     def wait(self, timeout=120):
-        out, err = self.p.communicate(timeout=timeout)
-        self.err += err
+        self.p.wait(timeout=timeout)
+        self.err = open(self.errfile.name).read()
         return self.p.returncode
 
     def files(self):
