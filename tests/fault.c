@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * LD_PRELOAD fault injection for gil-record's setup steps. GIL_FAULT=STEP:N makes the Nth call
- * of STEP fail: perf_event_open, ring_mmap (a shared mapping of an fd), set_output (the
+ * of STEP fail (STEP:N+ the Nth and every later one): perf_event_open, ring_mmap (a shared mapping of an fd), set_output (the
  * PERF_EVENT_IOC_SET_OUTPUT ioctl), enable (PERF_EVENT_IOC_ENABLE), probe_write (a uprobe
  * definition written to uprobe_events), output_create (creating a .json file).
  */
@@ -22,6 +22,7 @@ static int hit(const char *step)
 {
 	static int count;
 	const char *spec = getenv("GIL_FAULT"), *colon;
+	int nth;
 	size_t n;
 
 	if (!spec)
@@ -30,7 +31,9 @@ static int hit(const char *step)
 	n = colon ? (size_t)(colon - spec) : strlen(spec);
 	if (strlen(step) != n || strncmp(spec, step, n))
 		return 0;
-	return ++count == (colon ? atoi(colon + 1) : 1);
+	nth = colon ? atoi(colon + 1) : 1;
+	++count;
+	return colon && strchr(colon, '+') ? count >= nth : count == nth;
 }
 
 long syscall(long nr, ...)
