@@ -179,7 +179,7 @@ struct gil_recorder *gil_recorder_alloc(const struct gil_options *opts)
 	rec->opts = *opts;
 	rec->dirfd = -1;
 	rec->all = (!opts->pids || !opts->nr_pids) && !opts->command;
-	if (!rec->all) {
+	if (opts->pids && opts->nr_pids) {
 		rec->pids = malloc(opts->nr_pids * sizeof(pid_t));
 		if (!rec->pids)
 			goto fail;
