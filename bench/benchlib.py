@@ -290,41 +290,68 @@ def footer_of(path):
 
 
 def probe_sites(python):
-    """The probe sites gil-record uses for @python: [(object, offset, function, return_probe)]."""
+    """The uprobes gil-record defines for @python, copied from tracefs while it records.
+
+    Returns [(kind "p"/"r", event name, "PATH:OFFSET", fetchargs)]: the same sites and the
+    same fetchargs (attribution reads), so that perf measures exactly what gil-record pays.
+    """
     d = tempfile.mkdtemp(prefix="gilbench-sites-")
     p = subprocess.Popen([python, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    rec = None
     try:
         time.sleep(0.2)
-        r = subprocess.run([GIL_RECORD, "-q", "-p", str(p.pid), "-d", "0.1", "-o", d],
-                           capture_output=True, text=True, timeout=60)
-        files = glob.glob(os.path.join(d, "GIL_*.json"))
-        if r.returncode != 0 or not files:
-            raise RuntimeError("gil-record could not probe %s: %s" % (python, r.stderr.strip()))
-        header = read_recording(files[0])[0]
+        rec = subprocess.Popen([GIL_RECORD, "-p", str(p.pid), "-o", d], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        err, lines, deadline = "", [], time.time() + 60
+        while time.time() < deadline and rec.poll() is None:
+            r, _, _ = select.select([rec.stderr], [], [], 1)
+            if r:
+                line = rec.stderr.readline()
+                err += line
+                if "recording" in line:
+                    with open(os.path.join(TRACING, "uprobe_events")) as f:
+                        lines = [l.strip() for l in f
+                                 if re.match(r"^[pr]:gil_%d/" % rec.pid, l)]
+                    break
+        if not lines:
+            raise RuntimeError("gil-record could not probe %s: %s" % (python, err))
     finally:
+        if rec and rec.poll() is None:
+            rec.send_signal(signal.SIGINT)
+            rec.wait(60)
         p.stdin.close()
         p.wait()
         shutil.rmtree(d, ignore_errors=True)
     sites = []
-    for pr in header["probes"]:
-        sites.append((header["object"], int(pr["offset"], 16), pr["function"],
-                      pr.get("return_probe", True)))
+    for l in lines:
+        head, _, rest = l.partition(" ")
+        kind, name = head[0], head.split("/", 1)[1]
+        loc, _, args = rest.partition(" ")
+        # the process's view of the file (/proc/PID/root/...) is the host's for our workloads
+        loc = re.sub(r"^/proc/\d+/root", "", loc)
+        sites.append((kind, name, loc, args.strip()))
     return sites
 
 
 class ProbeGroup:
-    """Our own uprobe group gilbench_<pid> with the same probes as gil-record's; removed on exit."""
+    """Our own uprobe group gilbench_<pid>[_suffix] with gil-record's probes; removed on exit.
 
-    def __init__(self, sites, light=False, suffix=None):
+    @fetchargs False: the sites without their attribution reads (gil-record --no-attribution,
+    or perf probe as per4m defines them). @light: without the drop_gil return probe.
+    """
+
+    def __init__(self, sites, light=False, suffix=None, fetchargs=True):
         self.name = "gilbench_%d" % os.getpid() + ("_" + suffix if suffix else "")
         self.events = []
         atexit.register(self.remove)
         try:
-            for i, (obj, off, fn, ret) in enumerate(sites):
-                ev = "%s_%d" % ("take" if fn == "take_gil" else "drop", i)
-                self._add("p:%s/%s %s:0x%x" % (self.name, ev, obj, off), ev)
-                if ret and not (light and fn == "drop_gil"):
-                    self._add("r:%s/%s_ret %s:0x%x" % (self.name, ev, obj, off), ev + "_ret")
+            for kind, ev, loc, args in sites:
+                if light and kind == "r" and ev.startswith("drop"):
+                    continue
+                line = "%s:%s/%s %s" % (kind, self.name, ev, loc)
+                if fetchargs and args:
+                    line += " " + args
+                self._add(line, ev)
         except OSError:
             self.remove()
             raise
@@ -511,15 +538,18 @@ class MinReader:
 class GilRecord:
     """gil-record -p PIDS into a scratch directory; stopped with SIGINT like a user's Ctrl+C."""
 
-    def __init__(self, extra=None, keep=False, sample_rss=False):
+    def __init__(self, extra=None, keep=False, sample_rss=False, exe=None, prefix=None):
         self.extra = extra or []
+        self.exe = exe or GIL_RECORD
+        self.prefix = prefix or []
         self.keep = keep
         self.sample_rss = sample_rss
         self.name = "gil-record" + ("" if not self.extra else " " + " ".join(self.extra))
 
     def start(self, pids):
         self.dir = tempfile.mkdtemp(prefix="gilbench-rec-")
-        cmd = [GIL_RECORD, "-p", ",".join(str(p) for p in pids), "-o", self.dir] + self.extra
+        cmd = self.prefix + [self.exe, "-p", ",".join(str(p) for p in pids), "-o", self.dir] + \
+            self.extra
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         err, deadline = "", time.time() + 120
         while time.time() < deadline:

@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
 """Benchmark 1: what tracing costs the traced program, against the kernel's floor.
 
-Usage: overhead.py [--quick] [--reps N] [--seconds S] [--threads T] [--python PY] [--no-light]
+Usage: overhead.py [--quick] [--reps N] [--seconds S] [--threads T] [--python PY] [--light]
 
 Two workloads on a real interpreter (default pyenv 3.12.1):
   release     T threads of os.read(fd, 1) on /dev/zero: each call drops and retakes the GIL
   contention  4 threads of pure-Python loops handing the GIL over every switch interval (5 ms)
 each run untraced and under
-  perf stat     the same uprobes as gil-record's, counted, no records: the probes' own cost
+  perf stat       gil-record's uprobes (copied from tracefs: same sites, same attribution
+                  fetchargs), counted, no records: the probes' own cost, the kernel floor
   minimal reader  the same probes sampled into per-CPU rings that are only drained
-                (bench/minreader.c): the kernel's cost of one record per probe hit
-  gil-record    default settings
-  perf record   on the same probes (how per4m records)
+                  (bench/minreader.c): the kernel's cost of one record per probe hit
+  gil-record      default settings
+  perf stat, no fetchargs / gil-record --no-attribution / perf record (how per4m records)
+                  the same sites without the attribution reads
 Every rep runs every variant once, in a rotated order; reported are medians over reps of each
 run's rate and of its ratio to the untraced run of the same rep (the VM drifts; ratios
 measured together do not). Cost per GIL event = added wall time per operation / probe hits per
-operation. The probes live in our own group gilbench_<pid>, removed on exit.
+operation. The probes live in groups of our own, gilbench_<pid>*, removed on exit.
 
 --light adds a table for a lighter probe set (no drop_gil return probe: no release durations).
 """
@@ -28,7 +30,10 @@ import benchlib as B  # noqa: E402
 
 
 def measure(python, script, args, tracers, reps):
-    """{name: [result dict per rep]} with 'rate' and 'ratio' (untraced rate / this rate)."""
+    """{name: [result dict per rep]} with 'rate' and 'ratio' (untraced rate / this rate).
+
+    A tracer's 'floor' attribute names the variant whose rate is its floor (vs_floor).
+    """
     res = {t.name: [] for t in tracers}
     for rep in range(reps):
         this = {}
@@ -36,22 +41,23 @@ def measure(python, script, args, tracers, reps):
             rate, r = B.run_traced(python, script, args, t)
             r["rate"] = rate
             this[t.name] = r
-            B.log("  rep %d %-22s %12.0f ops/s  events %-10s lost %s cpu %.2fs" % (
+            B.log("  rep %d %-34s %12.0f ops/s  events %-10s lost %s cpu %.2fs" % (
                 rep, t.name, rate, r.get("events"), r.get("lost"), r.get("cpu_s") or 0))
         base = this["untraced"]["rate"]
-        floor = this.get("perf stat", {}).get("rate")
-        for name, r in this.items():
+        for t in tracers:
+            r = this[t.name]
+            floor = this.get(getattr(t, "floor", None) or "", {}).get("rate")
             r["ratio"] = base / r["rate"] if r["rate"] else None
             r["vs_floor"] = floor / r["rate"] if floor and r["rate"] else None
             ev = r.get("events")
-            if ev and r.get("ops") and name != "untraced":
+            if ev and r.get("ops") and t.name != "untraced":
                 per_op = ev / r["ops"]
                 r["ev_per_op"] = per_op
                 r["cost_us"] = (1 / r["rate"] - 1 / base) / per_op * 1e6
                 r["ev_rate"] = ev / r["seconds"]
                 if r.get("cpu_s") is not None:
                     r["cpu_per_mev"] = r["cpu_s"] / ev * 1e6
-            res[name].append(r)
+            res[t.name].append(r)
     return res
 
 
@@ -101,53 +107,75 @@ def main():
     if not perf:
         B.log("perf not found: the perf stat and perf record columns are left out "
               "(Debian: apt-get install linux-perf)")
-    group = B.ProbeGroup(B.probe_sites(python))
-    light = None
+    sites = B.probe_sites(python)
+    groups = [B.ProbeGroup(sites)]  # gil-record's probes, with its attribution fetchargs
+    groups.append(B.ProbeGroup(sites, suffix="plain", fetchargs=False))
+    attr, plain = groups
     try:
-        tracers = [B.NoTracer()]
+        def named(t, name, floor=None):
+            t.name, t.floor = name, floor
+            return t
+        FLOOR, PFLOOR = "perf stat", "perf stat, no fetchargs"
+        rel = [named(B.NoTracer(), "untraced")]
         if perf:
-            tracers.append(B.PerfTracer(group, "stat"))
+            rel.append(named(B.PerfTracer(attr, "stat"), FLOOR, FLOOR))
         if B.minreader_path():
-            tracers.append(B.MinReader(group))
-        tracers.append(B.GilRecord())
+            rel.append(named(B.MinReader(attr), "minimal reader", FLOOR))
+        rel.append(named(B.GilRecord(), "gil-record", FLOOR))
         if perf:
-            tracers.append(B.PerfTracer(group, "record"))
-        order = [t.name for t in tracers]
+            rel.append(named(B.PerfTracer(plain, "stat"), PFLOOR, PFLOOR))
+        rel.append(named(B.GilRecord(["--no-attribution"]), "gil-record --no-attribution",
+                         PFLOOR))
+        if perf:
+            rel.append(named(B.PerfTracer(plain, "record"), "perf record, no fetchargs",
+                             PFLOOR))
+        con = [t for t in rel if t.name in ("untraced", FLOOR, "gil-record", PFLOOR,
+                                            "gil-record --no-attribution",
+                                            "perf record, no fetchargs")]
+        if a.quick:  # the smoke run: the contention workload runs, not every tracer again
+            con = [t for t in con if t.name in ("untraced", "gil-record")]
         works = [("release", "release.py", (a.threads, a.seconds, "read"),
-                  "%d threads of os.read(/dev/zero, 1)" % a.threads),
+                  "%d threads of os.read(/dev/zero, 1)" % a.threads, rel, a.reps),
                  ("contention", "contention.py", (4, a.seconds),
-                  "4 threads of pure-Python loops, switch interval 5 ms")]
+                  "4 threads of pure-Python loops, switch interval 5 ms", con,
+                  max(1, a.reps - 2))]
         B.out("### Tracing overhead (%s %s)" % (python, B.python_version(python)))
         B.out("")
-        B.out("%d reps of %.1f s per variant, alternating; medians. slowdown = untraced ops/s / "
-              "traced ops/s of the same rep; vs floor = perf stat's ops/s / this one's; us per "
-              "event = added wall time per operation / probe hits per operation (left out "
-              "where there are too few events for it to be more than noise); tracer CPU = its "
+        B.out("Reps of %.1f s per variant, alternating; medians. slowdown = untraced ops/s / "
+              "traced ops/s of the same rep; vs floor = the floor's ops/s / this one's, the "
+              "floor being perf stat counting the same probes (with gil-record's attribution "
+              "fetchargs, or without them for --no-attribution and perf record); us per event "
+              "= added wall time per operation / probe hits per operation (left out where "
+              "there are too few events for it to be more than noise); tracer CPU = its "
               "user+sys time from enabling the events to exit, per second of workload."
-              % (a.reps, a.seconds))
+              % a.seconds)
         B.out("")
-        for key, script, args, what in works:
+        for key, script, args, what, tracers, reps in works:
             B.log("workload %s: %s" % (key, what))
-            res = measure(python, script, args, tracers, a.reps)
-            B.out("#### %s: %s" % (key, what))
+            res = measure(python, script, args, tracers, reps)
+            B.out("#### %s: %s, %d reps" % (key, what, reps))
             B.out("")
-            B.out(B.table(HEADS, rows_of(res, order)))
+            B.out(B.table(HEADS, rows_of(res, [t.name for t in tracers])))
             B.out("")
-        if a.light and perf and not a.quick:
-            light = B.ProbeGroup(B.probe_sites(python), light=True, suffix="light")
-            lt = [B.NoTracer(), B.PerfTracer(group, "stat"), B.PerfTracer(light, "stat"),
-                  B.MinReader(group), B.MinReader(light), B.GilRecord()]
-            lt[2].name, lt[4].name = "perf stat, light probes", "minimal reader, light probes"
+        if a.light and perf and not a.quick and B.minreader_path():
+            light = B.ProbeGroup(sites, light=True, suffix="light", fetchargs=False)
+            groups.append(light)
+            lt = [named(B.NoTracer(), "untraced"),
+                  named(B.PerfTracer(plain, "stat"), PFLOOR, PFLOOR),
+                  named(B.PerfTracer(light, "stat"), "perf stat, light", PFLOOR),
+                  named(B.MinReader(plain), "minimal reader", PFLOOR),
+                  named(B.MinReader(light), "minimal reader, light", PFLOOR)]
+            reps = max(1, a.reps - 2)
             B.log("light probe set")
-            res = measure(python, "release.py", (a.threads, a.seconds, "read"), lt, a.reps)
-            B.out("#### release, lighter probe set (take_gil entry+return, drop_gil entry)")
+            res = measure(python, "release.py", (a.threads, a.seconds, "read"), lt, reps)
+            B.out("#### release, a lighter probe set: no drop_gil return probe (no release "
+                  "durations), no fetchargs; %d reps" % reps)
             B.out("")
             B.out(B.table(HEADS, rows_of(res, [t.name for t in lt])))
             B.out("")
     finally:
-        group.remove()
-        if light:
-            light.remove()
+        for g in groups:
+            g.remove()
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ def main():
     python = a.python or B.default_python()
 
     # Idle: the fixed cost per second of recording.
-    idle_s = 1.0 if a.quick else 5.0
+    idle_s = 0.5 if a.quick else 5.0
     w = B.Workload(python, "release.py", 1, 0.01, "read")
     t = B.GilRecord()
     try:
