@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 	struct gil_options opts;
 	struct gil_recorder *rec;
 	struct sigaction sa;
-	pid_t *pids = NULL;
+	static pid_t *pids; /* static: a usage error returns without freeing it */
 	size_t nr_pids = 0, i;
 	bool cleanup = false, tty;
 	int c, ret = 1, r, verbosity = GIL_NORMAL;

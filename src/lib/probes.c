@@ -28,6 +28,29 @@ struct gil_probes *gil_probes_alloc(void)
 	return p;
 }
 
+/*
+ * The kernel's reason for refusing our probe @event, from tracefs's error_log: only when the
+ * last entry is about our group and event (the log is shared by everyone), as its one message.
+ */
+static char *our_kernel_error(const struct gil_probes *p, const char *event)
+{
+	char *log = tracefs_error_last(NULL), *msg = NULL, *s, *e, want[80];
+
+	if (!log)
+		return NULL;
+	snprintf(want, sizeof(want), ":%s/%s ", p->group, event);
+	if (strstr(log, want)) {
+		s = strstr(log, "error: ");
+		if (s) {
+			s += 7;
+			e = strchr(s, '\n');
+			msg = strndup(s, e ? (size_t)(e - s) : strlen(s));
+		}
+	}
+	free(log);
+	return msg;
+}
+
 int gil_probes_add(struct gil_probes *p, const char *file, uint64_t offset, enum gil_func fn,
 		   bool ret, const char *fetchargs, char *err, size_t errlen)
 {
@@ -90,10 +113,10 @@ int gil_probes_add(struct gil_probes *p, const char *file, uint64_t offset, enum
 	if (tracefs_dynevent_create(pr->dev) < 0) {
 		int e = errno;
 
-		kerr = tracefs_error_last(NULL);
+		kerr = our_kernel_error(p, pr->name);
 		gil_err(err, errlen, "cannot create uprobe %s:0x%llx: %s%s%s", file,
 			(unsigned long long)offset, e ? strerror(e) : "the kernel refused it",
-			kerr && *kerr ? ": " : "", kerr && *kerr ? kerr : "");
+			kerr ? ": " : "", kerr ? kerr : "");
 		free(kerr);
 		return -1;
 	}

@@ -81,12 +81,16 @@ check_no_probes()
 w = Workload(exe, "ctypes_calls.py", 200)
 d1, d2 = tempfile.mkdtemp(), tempfile.mkdtemp()
 rec_py = os.path.join(TOP_BUILDDIR, "python", "gil_trace_record.py")
-p1 = subprocess.Popen([exe, rec_py, "--pid", str(w.pid), "--duration", "3", "--output-dir", d1],
-                      env=env, stderr=subprocess.PIPE, text=True)
-p2 = subprocess.Popen([GIL_RECORD, "--pid", str(w.pid), "--duration", "3", "--output-dir", d2],
-                      stderr=subprocess.PIPE, text=True)
+e1, e2 = (tempfile.NamedTemporaryFile() for _ in range(2))
+p1 = subprocess.Popen([exe, rec_py, "--pid", str(w.pid), "--duration", "5", "--output-dir", d1],
+                      env=env, stderr=e1)
+p2 = subprocess.Popen([GIL_RECORD, "--pid", str(w.pid), "--duration", "5", "--output-dir", d2],
+                      stderr=e2)
 import time
-time.sleep(1.5)
+deadline = time.time() + 60
+while time.time() < deadline and not all("recording" in open(e.name).read() for e in (e1, e2)):
+    time.sleep(0.05)
+check(time.time() < deadline, "recorders did not start: %r %r" % (open(e1.name).read(), open(e2.name).read()))
 w.go()
 w.wait_done()
 check(p1.wait(60) == 0 and p2.wait(60) == 0, "drop-in or C tool failed")
