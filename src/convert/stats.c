@@ -19,6 +19,7 @@
 #define MAX_HANDOFFS 65536 /* giver/taker pairs kept per process */
 #define MAX_RING (256 * 1024) /* holds kept for matching waits: 6 MiB at most */
 #define MAX_FNS (1u << 20)
+#define TIME_MAX ((int64_t)1 << 62) /* as convert.c: later times are damage, not data */
 
 /* ---- histograms ---- */
 
@@ -304,7 +305,8 @@ int stats_begin(struct stats *s, const struct conv_input *ci, const struct clock
 	    (ci->proc.cmdline && !p->cmdline))
 		return -1;
 	/* the recorded span: header start to footer end, on the output axis */
-	if (ci->header && conv_json_int(ci->header, "start_ns", &raw) && raw >= 0) {
+	if (ci->header && conv_json_int(ci->header, "start_ns", &raw) && raw >= 0 &&
+	    raw <= TIME_MAX) {
 		ts = clockmap_map(cm, (uint64_t)raw);
 		dur = 0;
 		if (clockmap_clip(cm, &ts, &dur)) {
@@ -312,7 +314,8 @@ int stats_begin(struct stats *s, const struct conv_input *ci, const struct clock
 			p->have_lo = true;
 		}
 	}
-	if (ci->footer && conv_json_int(ci->footer, "end_ns", &raw) && raw >= 0) {
+	if (ci->footer && conv_json_int(ci->footer, "end_ns", &raw) && raw >= 0 &&
+	    raw <= TIME_MAX) {
 		ts = clockmap_map(cm, (uint64_t)raw);
 		dur = 0;
 		if (cm->clip && ts > cm->hi - cm->base)
@@ -327,7 +330,8 @@ int stats_begin(struct stats *s, const struct conv_input *ci, const struct clock
 	/* bins: the known span in STATS_BINS, else 1 ms each, doubling as needed */
 	if (p->have_lo) {
 		p->origin = p->lo;
-		p->width = p->have_hi && p->hi > p->lo ? (p->hi - p->lo + STATS_BINS - 1) / STATS_BINS
+		p->width = p->have_hi && p->hi > p->lo ? (stats_span(p->lo, p->hi) / STATS_BINS +
+								(stats_span(p->lo, p->hi) % STATS_BINS != 0))
 						       : 1000000;
 		if (p->width < 1000)
 			p->width = 1000;
@@ -439,7 +443,8 @@ static void bins_fit(struct stats_proc *p, int64_t end)
 {
 	size_t i;
 
-	while (end > p->origin + p->width * STATS_BINS) {
+	/* 128 bits: damaged times near 2^62 on either side must not overflow */
+	while ((__int128)end - p->origin > (__int128)p->width * STATS_BINS) {
 		halve(p->util);
 		halve(p->waiters);
 		for (i = 0; i < p->nr_threads; i++) {
@@ -462,7 +467,7 @@ static void bins_add(const struct stats_proc *p, int64_t *v, int64_t ts, int64_t
 		ts = p->origin;
 	if (end <= ts)
 		return;
-	for (i = (ts - p->origin) / p->width; i < STATS_BINS; i++) {
+	for (i = (int64_t)(((__int128)ts - p->origin) / p->width); i < STATS_BINS; i++) {
 		lo = p->origin + i * p->width;
 		hi = lo + p->width;
 		if (lo >= end)
@@ -804,7 +809,7 @@ static void add_hist(struct json_object *o, const char *prefix, const struct sta
 static struct json_object *thread_json(const struct stats_thread *t)
 {
 	struct json_object *o = json_object_new_object();
-	int64_t wall = t->seen ? t->last - t->first : 0;
+	int64_t wall = t->seen ? stats_span(t->first, t->last) : 0;
 
 	json_object_object_add(o, "tid", t->tid >= 0 ? json_object_new_int(t->tid) : NULL);
 	json_object_object_add(o, "name", t->tid < 0 ? json_object_new_string("(other threads)") :
@@ -848,11 +853,12 @@ static struct json_object *series(const int64_t *v, int64_t width, size_t n)
 /* Bins in use: up to the last one the recorded span reaches. */
 static size_t bins_used(const struct stats_proc *p)
 {
-	int64_t n;
+	int64_t n, span;
 
 	if (!p->bins_set || !p->have_hi || p->width <= 0)
 		return 0;
-	n = (p->hi - p->origin + p->width - 1) / p->width;
+	span = stats_span(p->origin, p->hi);
+	n = span / p->width + (span % p->width != 0);
 	return n < 0 ? 0 : n > STATS_BINS ? STATS_BINS : (size_t)n;
 }
 
@@ -869,7 +875,7 @@ static struct json_object *proc_json(const struct stats_proc *p)
 {
 	struct json_object *o = json_object_new_object(), *a, *tl, *h;
 	struct stats_handoff *ho;
-	int64_t wall = p->have_hi && p->have_lo ? p->hi - p->lo : 0;
+	int64_t wall = p->have_hi && p->have_lo ? stats_span(p->lo, p->hi) : 0;
 	size_t i, n = bins_used(p);
 
 	json_object_object_add(o, "pid", json_object_new_int64(p->os_pid));
@@ -1053,7 +1059,7 @@ struct json_object *stats_json(const struct stats *s)
 		json_object_object_add(h, "thread", tn ? json_object_new_string(tn) : NULL);
 		conv_fmt_us(us, lh[i].ts);
 		json_object_object_add(h, "ts_us", json_object_new_string(us));
-		json_object_object_add(h, "offset_ns", json_object_new_int64(lh[i].ts - p->lo));
+		json_object_object_add(h, "offset_ns", json_object_new_int64(stats_span(p->lo, lh[i].ts)));
 		json_object_object_add(h, "dur_ns", json_object_new_int64(lh[i].dur));
 		json_object_object_add(h, "function", lh[i].fn ? json_object_new_string(
 							   s->fns[lh[i].fn - 1].display) : NULL);

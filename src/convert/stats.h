@@ -80,6 +80,7 @@ int stats_outputs(const struct stats *s, const struct conv_options *opt, char *e
 /** stats_reason_name - "voluntary", "forced" or NULL. */
 const char *stats_reason_name(int reason);
 
+/** stats_free - release everything stats_alloc() and the feeding functions allocated. */
 void stats_free(struct stats *s);
 
 /*
@@ -93,6 +94,14 @@ size_t stats_longest(const struct stats *s, struct stats_long_hold *out);
 
 /** stats_thread_name - the recorded name of thread @tid of process @proc, or NULL. */
 const char *stats_thread_name(const struct stats *s, size_t proc, int32_t tid);
+
+/* @hi - @lo, saturated: damaged recordings may put times near 2^62 on either side. */
+static inline int64_t stats_span(int64_t lo, int64_t hi)
+{
+	__int128 d = (__int128)hi - lo;
+
+	return d <= 0 ? 0 : d > INT64_MAX ? INT64_MAX : (int64_t)d;
+}
 
 /* ---- what the renderers read (stats.c fills it) ---- */
 

@@ -85,7 +85,7 @@ static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_
 {
 	const struct stats_proc *p = &s->procs[pi];
 	struct json_object *threads = json_object_object_get(pj, "threads"), *t, *tl, *ho, *h;
-	int64_t wall = p->have_hi && p->have_lo ? p->hi - p->lo : 0;
+	int64_t wall = p->have_hi && p->have_lo ? stats_span(p->lo, p->hi) : 0;
 	uint64_t forced = 0, vol = 0, unk = 0;
 	double max_waiters = 0, v;
 	char b1[32], b2[32], b3[32];
@@ -150,7 +150,7 @@ static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_
 		}
 		fprintf(f, "\n  GIL utilization over time (%zu columns over %s; ' ' idle .. '@' held "
 			"all the time):\n", n < UTIL_COLS ? n : (size_t)UTIL_COLS,
-			dur(b1, sizeof(b1), (uint64_t)(p->hi - p->lo)));
+			dur(b1, sizeof(b1), (uint64_t)stats_span(p->lo, p->hi)));
 		strip(f, json_object_object_get(tl, "utilization"), 1.0);
 		fprintf(f, "  threads waiting over time (' ' none .. '@' %.2f on average):\n",
 			max_waiters);
@@ -266,7 +266,7 @@ static void longest_text(FILE *f, const struct stats *s)
 		conv_fmt_us(us, lh[i].ts);
 		fprintf(f, "  %10s %20s %10s %8lld %8d %-16.16s %-9s %s  %s\n",
 			dur(b1, sizeof(b1), (uint64_t)lh[i].dur), us,
-			dur(b2, sizeof(b2), (uint64_t)(lh[i].ts - p->lo)), (long long)p->os_pid,
+			dur(b2, sizeof(b2), (uint64_t)stats_span(p->lo, lh[i].ts)), (long long)p->os_pid,
 			lh[i].tid, tn ? tn : "", r ? r : "-", fn ? fn->display : "-",
 			fn ? where(loc, sizeof(loc), fn) : "");
 	}

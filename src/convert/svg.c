@@ -49,11 +49,12 @@ static void text(FILE *f, const char *s)
 
 static size_t used_bins(const struct stats_proc *p)
 {
-	int64_t n;
+	int64_t n, span;
 
 	if (!p->bins_set || !p->have_hi || p->width <= 0)
 		return 0;
-	n = (p->hi - p->origin + p->width - 1) / p->width;
+	span = stats_span(p->origin, p->hi);
+	n = span / p->width + (span % p->width != 0);
 	return n < 1 ? 1 : n > STATS_BINS ? STATS_BINS : (size_t)n;
 }
 

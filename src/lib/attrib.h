@@ -89,6 +89,7 @@ struct gil_attrib {
 int gil_attrib_read(const struct gil_symbols *syms, const char *object, const char *version,
 		    struct gil_attrib **out, char *err, size_t errlen);
 
+/** gil_attrib_free - release what gil_attrib_read() returned; NULL is fine. */
 void gil_attrib_free(struct gil_attrib *a);
 
 /** gil_attrib_source_name - "dwarf", "debug_offsets", "table" or NULL. */
@@ -154,6 +155,7 @@ const struct gil_fn *gil_fntab_get(const struct gil_fntab *t, uint32_t id);
 /** gil_fntab_size - functions known (the largest id). */
 size_t gil_fntab_size(const struct gil_fntab *t);
 
+/** gil_fntab_free - release the table and every function in it; NULL is fine. */
 void gil_fntab_free(struct gil_fntab *t);
 
 #define GIL_FNTAB_MAX (1u << 20) /* distinct functions; later ones share one "too many" entry */

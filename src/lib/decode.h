@@ -40,6 +40,7 @@ struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, in
 int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_header *h,
 		      struct gil_event *ev);
 
+/** gil_decoder_free - release @d (not the tep handle it was given); NULL is fine. */
 void gil_decoder_free(struct gil_decoder *d);
 
 #endif /* GIL_DECODE_H */
