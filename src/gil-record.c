@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -338,6 +339,13 @@ int main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
+	/*
+	 * Drain ahead of the busy processes we trace: a starved recorder loses events (measured:
+	 * 4 busy processes on 2 CPUs lost events in 5 of 6 runs at nice 0, in none of 12 at -10).
+	 * After setup, so a launched command keeps the caller's priority.
+	 */
+	if (setpriority(PRIO_PROCESS, 0, -10) < 0 && verbosity >= GIL_VERBOSE)
+		fprintf(stderr, PROG ": cannot raise priority: %s\n", strerror(errno));
 	if (gil_recorder_start(rec) < 0) {
 		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
 		goto out;

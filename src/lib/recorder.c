@@ -75,6 +75,7 @@ struct target {
 	int obj; /* index into rec->objects */
 	int pidfd;
 	int *fds;
+	int *fd_cpu; /* the CPU of each fd */
 	size_t nr_fds, cap_fds;
 	pid_t *tids; /* threads whose events we opened (sorted) */
 	size_t nr_tids;
@@ -131,6 +132,9 @@ struct gil_recorder {
 	uint64_t start_ns, end_ns, deadline, last_scan;
 	struct gil_clock_offsets off_start, off_end;
 	uint64_t *lost_per_cpu;
+	uint64_t *klost_closed; /* per CPU: the events' own lost counts, of closed fds */
+	uint64_t *synth; /* per CPU: losses reported from those counts, ahead of the ring */
+	bool *ring_hup; /* per CPU: its ring fd reports POLLHUP (owner task gone) */
 	uint64_t lost, events, unknown, throttled;
 	const char *reason;
 	struct gil_process_stats *stats;
@@ -502,7 +506,7 @@ static int python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t 
 	return -2;
 }
 
-static int add_fd(struct target *t, int fd)
+static int add_fd(struct target *t, int fd, int cpu)
 {
 	int *v;
 
@@ -511,8 +515,13 @@ static int add_fd(struct target *t, int fd)
 		if (!v)
 			return -1;
 		t->fds = v;
+		v = realloc(t->fd_cpu, (t->cap_fds ? 2 * t->cap_fds : 64) * sizeof(*v));
+		if (!v)
+			return -1;
+		t->fd_cpu = v;
 		t->cap_fds = t->cap_fds ? 2 * t->cap_fds : 64;
 	}
+	t->fd_cpu[t->nr_fds] = cpu;
 	t->fds[t->nr_fds++] = fd;
 	return 0;
 }
@@ -593,7 +602,7 @@ static int open_target_events(struct gil_recorder *rec, struct target *t, bool e
 						continue;
 					if (enable)
 						ioctl(fds[j], PERF_EVENT_IOC_ENABLE, 0);
-					if (add_fd(t, fds[j]) < 0) {
+					if (add_fd(t, fds[j], j) < 0) {
 						close(fds[j]);
 						set_err(rec, "out of memory");
 						goto fail;
@@ -1048,7 +1057,9 @@ int gil_recorder_setup(struct gil_recorder *rec)
 		goto fail;
 	}
 	rec->lost_per_cpu = calloc((size_t)gil_rings_nr_cpus(rec->rings), sizeof(uint64_t));
-	if (!rec->lost_per_cpu)
+	rec->klost_closed = calloc((size_t)gil_rings_nr_cpus(rec->rings), sizeof(uint64_t));
+	rec->synth = calloc((size_t)gil_rings_nr_cpus(rec->rings), sizeof(uint64_t));
+	if (!rec->lost_per_cpu || !rec->klost_closed || !rec->synth)
 		goto fail;
 	if (rec->opts.command) {
 		/* stopped before its exec; its CPython is caught in poll() */
@@ -1144,6 +1155,15 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		e.cpu = cpu;
 		e.count = ((const uint64_t *)(h + 1))[1];
 		e.ts = sid ? sid->time : rec->horizon;
+		/* already reported from the events' own counts (report_pending_lost) */
+		if (rec->synth[cpu]) {
+			uint64_t a = e.count < rec->synth[cpu] ? e.count : rec->synth[cpu];
+
+			rec->synth[cpu] -= a;
+			e.count -= a;
+			if (!e.count)
+				return 0;
+		}
 		rec->lost += e.count;
 		rec->lost_per_cpu[cpu] += e.count;
 		return push(rec, &e);
@@ -1263,6 +1283,116 @@ werr:
 	return -1;
 }
 
+/*
+ * Losses the kernel counted but could not report yet: a ring that was full keeps its count until
+ * its next record, which never comes once the events stop. The events' own counts
+ * (PERF_FORMAT_LOST) hold them; report the difference as lost records at @ts. Threads that
+ * inherited events keep their counts in the kernel's child events: those stay unseen here.
+ */
+static int report_pending_lost(struct gil_recorder *rec, uint64_t ts)
+{
+	int ncpu = gil_rings_nr_cpus(rec->rings), c;
+	uint64_t *k, v;
+	struct qent e;
+	size_t i, j;
+	int ret = 0;
+
+	k = calloc((size_t)ncpu, sizeof(*k));
+	if (!k)
+		return 0;
+	memcpy(k, rec->klost_closed, (size_t)ncpu * sizeof(*k));
+	for (i = 0; i < rec->nr_targets; i++)
+		for (j = 0; j < rec->targets[i]->nr_fds; j++)
+			if (gil_rings_read_lost(rec->rings, rec->targets[i]->fds[j], &v) == 0)
+				k[rec->targets[i]->fd_cpu[j]] += v;
+	for (c = 0; c < ncpu && ret == 0; c++) {
+		if (k[c] <= rec->lost_per_cpu[c])
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.type = Q_LOST;
+		e.cpu = c;
+		e.count = k[c] - rec->lost_per_cpu[c];
+		e.ts = ts;
+		rec->lost += e.count;
+		rec->lost_per_cpu[c] += e.count;
+		rec->synth[c] += e.count;
+		ret = push(rec, &e);
+	}
+	free(k);
+	return ret;
+}
+
+/*
+ * Sort the queue: it is a few runs already in time order (what was left from the last round,
+ * then each CPU's ring as drained), so merge the runs (O(n log runs)) rather than qsort.
+ */
+static int sort_queue(struct gil_recorder *rec)
+{
+	size_t *runs, nr = 0, cap = 16, i, r, a, b, o;
+	struct qent *tmp, *src = rec->q, *dst;
+
+	runs = malloc((cap + 1) * sizeof(*runs));
+	tmp = malloc(rec->nq * sizeof(*tmp));
+	if (!runs || !tmp) {
+		free(runs);
+		free(tmp);
+		qsort(rec->q, rec->nq, sizeof(*rec->q), cmp_qent);
+		return 0;
+	}
+	runs[nr++] = 0;
+	for (i = 1; i < rec->nq; i++) {
+		if (cmp_qent(&rec->q[i - 1], &rec->q[i]) <= 0)
+			continue;
+		if (nr == cap) {
+			size_t *v = realloc(runs, (2 * cap + 1) * sizeof(*runs));
+
+			if (!v) {
+				free(runs);
+				free(tmp);
+				qsort(rec->q, rec->nq, sizeof(*rec->q), cmp_qent);
+				return 0;
+			}
+			runs = v;
+			cap *= 2;
+		}
+		runs[nr++] = i;
+	}
+	runs[nr] = rec->nq;
+	dst = tmp;
+	while (nr > 1) {
+		/* merge src[runs[r], runs[r+1]) and src[runs[r+1], runs[r+2]) into dst */
+		for (r = 0, o = 0; r < nr; r += 2) {
+			size_t lo = runs[r], mid = runs[r + 1], hi = runs[r + 2 < nr ? r + 2 : nr];
+
+			a = lo;
+			b = mid;
+			i = lo;
+			while (a < mid && b < hi)
+				dst[i++] = cmp_qent(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
+			while (a < mid)
+				dst[i++] = src[a++];
+			while (b < hi)
+				dst[i++] = src[b++];
+			runs[o++] = lo;
+		}
+		runs[o] = rec->nq;
+		nr = o;
+		tmp = src;
+		src = dst;
+		dst = tmp;
+	}
+	if (src != rec->q) {
+		/* the sorted data is in the scratch buffer (dst is the old queue): swap them */
+		free(rec->q);
+		rec->q = src;
+		rec->qcap = rec->nq;
+	} else {
+		free(dst);
+	}
+	free(runs);
+	return 0;
+}
+
 /* Process queued events older than @upto (all of them for UINT64_MAX), in time order. */
 static int process_queue(struct gil_recorder *rec, uint64_t upto)
 {
@@ -1270,7 +1400,7 @@ static int process_queue(struct gil_recorder *rec, uint64_t upto)
 
 	if (!rec->nq)
 		return 0;
-	qsort(rec->q, rec->nq, sizeof(*rec->q), cmp_qent);
+	sort_queue(rec);
 	for (n = 0; n < rec->nq && rec->q[n].ts < upto; n++)
 		if (process_one(rec, &rec->q[n]) < 0)
 			return -1;
@@ -1403,12 +1533,16 @@ int gil_recorder_start(struct gil_recorder *rec)
 	return 0;
 }
 
-static void close_target_fds(struct target *t)
+static void close_target_fds(struct gil_recorder *rec, struct target *t)
 {
+	uint64_t lost;
 	size_t k;
 
-	for (k = 0; k < t->nr_fds; k++)
+	for (k = 0; k < t->nr_fds; k++) {
+		if (rec->rings && gil_rings_read_lost(rec->rings, t->fds[k], &lost) == 0)
+			rec->klost_closed[t->fd_cpu[k]] += lost;
 		close(t->fds[k]);
+	}
 	t->nr_fds = 0;
 	if (t->pidfd >= 0)
 		close(t->pidfd);
@@ -1455,7 +1589,7 @@ static int finish_target(struct gil_recorder *rec, struct target *t, uint64_t en
 
 	if (t->state == T_DONE)
 		return 0;
-	close_target_fds(t);
+	close_target_fds(rec, t);
 	t->state = T_DONE;
 	t->reason = reason;
 	if (!t->pairing || !t->file)
@@ -1499,10 +1633,10 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 {
 	struct pollfd *pfd = NULL;
 	struct target *t;
-	size_t i, n = 0, *which = NULL;
+	size_t i, n = 0, m, *which = NULL;
 	uint64_t now, round_start;
 	bool live = false;
-	int wait, r;
+	int wait, r, c, ncpu;
 
 	if (rec->state != R_STARTED)
 		return 0;
@@ -1510,7 +1644,8 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 	wait = timeout_ms < 0 || timeout_ms > ROUND_MS ? ROUND_MS : timeout_ms;
 	if (rec->deadline && rec->deadline > now && (rec->deadline - now) / 1000000 < (uint64_t)wait)
 		wait = (int)((rec->deadline - now) / 1000000);
-	pfd = calloc(rec->nr_targets + 1, sizeof(*pfd));
+	ncpu = gil_rings_nr_cpus(rec->rings);
+	pfd = calloc(rec->nr_targets + (size_t)ncpu + 1, sizeof(*pfd));
 	which = calloc(rec->nr_targets + 1, sizeof(*which));
 	if (!pfd || !which) {
 		free(pfd);
@@ -1527,7 +1662,24 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 	}
 	if (rec->launching && rec->launch.nr && wait > 5)
 		wait = 5; /* processes stopped in ptrace wait for us: answer quickly */
-	r = poll(pfd, n, wait);
+	/* A ring half full wakes us before the round is over (small --mmap-pages, bursts). */
+	for (c = 0, m = n; c < ncpu; c++) {
+		if (gil_rings_fd(rec->rings, c) < 0 || (rec->ring_hup && rec->ring_hup[c]))
+			continue;
+		pfd[m].fd = gil_rings_fd(rec->rings, c);
+		pfd[m++].events = POLLIN;
+	}
+	r = poll(pfd, m, wait);
+	/* A ring whose owning event's task ended reports POLLHUP for good: stop asking it. */
+	for (i = n; r > 0 && i < m; i++) {
+		if (pfd[i].revents & (POLLHUP | POLLERR)) {
+			if (!rec->ring_hup)
+				rec->ring_hup = calloc((size_t)ncpu, sizeof(bool));
+			for (c = 0; rec->ring_hup && c < ncpu; c++)
+				if (gil_rings_fd(rec->rings, c) == pfd[i].fd)
+					rec->ring_hup[c] = true;
+		}
+	}
 	if (r < 0 && errno != EINTR) {
 		set_err(rec, "poll: %s", strerror(errno));
 		goto fail;
@@ -1553,6 +1705,14 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 		goto fail;
 	if (gil_rings_drain(rec->rings, on_record, rec) < 0)
 		goto fail;
+	for (i = 0; i < rec->nr_targets; i++) {
+		t = rec->targets[i];
+		if (t->state == T_EXITING && t->exit_seen < rec->horizon) {
+			if (report_pending_lost(rec, t->exit_seen) < 0)
+				goto fail;
+			break;
+		}
+	}
 	/* Events stamped before the previous round began are all in the rings by now. */
 	if (process_queue(rec, rec->horizon) < 0)
 		goto fail;
@@ -1631,6 +1791,7 @@ int gil_recorder_finish(struct gil_recorder *rec)
 	}
 	if (started && rec->rings) {
 		if (gil_rings_drain(rec->rings, on_record, rec) < 0 ||
+		    report_pending_lost(rec, rec->end_ns) < 0 ||
 		    process_queue(rec, UINT64_MAX) < 0)
 			ret = -1;
 	}
@@ -1643,7 +1804,7 @@ int gil_recorder_finish(struct gil_recorder *rec)
 				ret = -1;
 		} else {
 			/* setup failed: nothing was recorded; leave no empty file behind */
-			close_target_fds(t);
+			close_target_fds(rec, t);
 			if (t->file) {
 				gil_rawfile_free(t->file);
 				t->file = NULL;
@@ -1705,6 +1866,7 @@ void gil_recorder_free(struct gil_recorder *rec)
 		gil_rawfile_free(t->file);
 		gil_pairing_free(t->pairing);
 		free(t->fds);
+		free(t->fd_cpu);
 		free(t->tids);
 		free(t->cmdline);
 		free(t->filename);
@@ -1729,6 +1891,9 @@ void gil_recorder_free(struct gil_recorder *rec)
 	free(rec->targets);
 	free(rec->q);
 	free(rec->lost_per_cpu);
+	free(rec->klost_closed);
+	free(rec->synth);
+	free(rec->ring_hup);
 	free(rec->stats);
 	free(rec->pids);
 	free(rec->outdir);

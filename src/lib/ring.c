@@ -28,6 +28,7 @@ struct ring {
 
 struct gil_rings {
 	int nr_cpus;
+	bool no_lost_format; /* kernel before 6.0: no PERF_FORMAT_LOST */
 	size_t pages;
 	size_t page_size;
 	struct ring *r;
@@ -107,9 +108,17 @@ int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds,
 	attr.comm = task;
 	attr.watermark = 1;
 	attr.wakeup_watermark = (uint32_t)(rs->pages * rs->page_size / 2);
+	/* The events' own lost count: it also holds losses the ring had no room to report. */
+	attr.read_format = rs->no_lost_format ? 0 : PERF_FORMAT_LOST;
 
 	for (cpu = 0; cpu < rs->nr_cpus; cpu++) {
 		fd = (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && errno == EINVAL && attr.read_format) {
+			rs->no_lost_format = true;
+			attr.read_format = 0;
+			fd = (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1,
+					  PERF_FLAG_FD_CLOEXEC);
+		}
 		if (fd < 0) {
 			/* An offline CPU: nothing runs there, nothing to record. */
 			if (errno == ENODEV || errno == EINVAL) {
@@ -208,6 +217,21 @@ long gil_rings_drain(struct gil_rings *rs, gil_ring_fn fn, void *ctx)
 		total += n;
 	}
 	return total;
+}
+
+int gil_rings_fd(const struct gil_rings *rs, int cpu)
+{
+	return cpu >= 0 && cpu < rs->nr_cpus ? rs->r[cpu].fd : -1;
+}
+
+int gil_rings_read_lost(const struct gil_rings *rs, int fd, uint64_t *lost)
+{
+	uint64_t v[2];
+
+	if (rs->no_lost_format || read(fd, v, sizeof(v)) != (ssize_t)sizeof(v))
+		return -1;
+	*lost = v[1];
+	return 0;
 }
 
 void gil_rings_free(struct gil_rings *rs)

@@ -36,6 +36,15 @@ int gil_rings_nr_cpus(const struct gil_rings *rs);
 /** gil_rings_drain - hand every record waiting in the rings to @fn. Returns records, or -1. */
 long gil_rings_drain(struct gil_rings *rs, gil_ring_fn fn, void *ctx);
 
+/** gil_rings_fd - the fd that owns @cpu's ring (poll it: POLLIN at half full), or -1. */
+int gil_rings_fd(const struct gil_rings *rs, int cpu);
+
+/**
+ * gil_rings_read_lost - the samples the kernel dropped for event @fd (PERF_FORMAT_LOST), including
+ * those it had no room left to report in a PERF_RECORD_LOST. Returns 0, or -1 (kernel < 6.0).
+ */
+int gil_rings_read_lost(const struct gil_rings *rs, int fd, uint64_t *lost);
+
 /** gil_rings_free - unmap the rings and close their fds. */
 void gil_rings_free(struct gil_rings *rs);
 

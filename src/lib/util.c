@@ -14,15 +14,27 @@
 
 size_t gil_fmt_u64(char *buf, uint64_t v)
 {
-	char tmp[24];
-	size_t n = 0, i;
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	char tmp[24], *p = tmp + sizeof(tmp);
+	size_t n;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		buf[i] = tmp[n - 1 - i];
+	/* two digits per division, written backwards, then moved into place */
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	n = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(buf, p, n);
 	buf[n] = '\0';
 	return n;
 }

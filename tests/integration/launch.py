@@ -69,5 +69,8 @@ check(p.returncode == 65534 % 256, "under sudo: uid %% 256 = %d, want %d" % (p.r
 p = subprocess.run([GIL_RECORD, "--as-root", "--output-dir", tempfile.mkdtemp(), "--"] + UID, env=env,
                    capture_output=True, text=True, timeout=120)
 check(p.returncode == 0, "--as-root: uid %% 256 = %d" % p.returncode)
+# 5. The recorder runs at nice -10 to keep up; the launched command keeps the caller's nice.
+rc, err, files = launch(["--", "/bin/sh", "-c", "exit $(( $(nice) + 100 ))"])
+check(rc == 100, "the launched command runs at nice %d, want 0" % (rc - 100))
 check_no_probes()
 log("PASS")
