@@ -200,7 +200,10 @@ static void fa_add(struct fa *f, const char *name, const char *expr, const char 
 	f->len += (size_t)sprintf(f->buf + f->len, "%s%s=%s:%s", f->len ? " " : "", name, expr, type);
 }
 
-/* Two fields for the compact and ascii bits of the string at @obj (an expression). */
+/*
+ * The compact ASCII data of the string at @obj (an expression), and its compact and ascii bits
+ * as one two-bit field (value 3: both set) when they are neighbours, as in every CPython 3.
+ */
 static void fa_string(struct fa *f, const struct gil_layout *lay, const char *prefix,
 		      const char *obj)
 {
@@ -211,11 +214,8 @@ static void fa_string(struct fa *f, const struct gil_layout *lay, const char *pr
 	fa_add(f, prefix, e, "string");
 	if (wrap(e, sizeof(e), obj, lay->state) < 0)
 		goto toolong;
-	snprintf(name, sizeof(name), "%sc", prefix);
-	snprintf(type, sizeof(type), "b1@%d/8", lay->compact_bit);
-	fa_add(f, name, e, type);
-	snprintf(name, sizeof(name), "%sa", prefix);
-	snprintf(type, sizeof(type), "b1@%d/8", lay->ascii_bit);
+	snprintf(name, sizeof(name), "%ss", prefix);
+	snprintf(type, sizeof(type), "b2@%d/8", lay->compact_bit);
 	fa_add(f, name, e, type);
 	return;
 toolong:
@@ -254,11 +254,17 @@ static char *build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 	fa_add(&f, "gil_fr", fr, "x64");
 	if (wrap(code, sizeof(code), fr, lay->frame_code) < 0)
 		goto toolong;
-	/* the code object's type name (char *tp_name): "code" proves the chain was read */
-	if (wrap(e, sizeof(e), code, lay->ob_type) < 0 || wrap(obj, sizeof(obj), e, lay->tp_name) < 0 ||
-	    wrap(e, sizeof(e), obj, 0) < 0)
-		goto toolong;
-	fa_add(&f, "gil_ty", e, "string");
+	/*
+	 * 3.13's frames hold any object (entry frames hold None): its type's name must read
+	 * "code". Before, f_code is always a code object, and the name string read through it
+	 * proves the chain was readable. Each dereference costs at every hit: no more than this.
+	 */
+	if (lay->frame == GIL_FRAME_CURRENT) {
+		if (wrap(e, sizeof(e), code, lay->ob_type) < 0 ||
+		    wrap(obj, sizeof(obj), e, lay->tp_name) < 0 || wrap(e, sizeof(e), obj, 0) < 0)
+			goto toolong;
+		fa_add(&f, "gil_ty", e, "string");
+	}
 	if (wrap(obj, sizeof(obj), code, lay->code_name) < 0)
 		goto toolong;
 	fa_string(&f, lay, "gil_fn", obj);
@@ -854,7 +860,8 @@ static int layout_from_dwarf(struct dw *d, struct gil_layout *l, char *err, size
 		return gil_err(err, errlen, "no PyASCIIObject.state in the DWARF");
 	state = t;
 	if (!bitfield(&state, "compact", &l->compact_bit) ||
-	    !bitfield(&state, "ascii", &l->ascii_bit) || l->compact_bit / 8 != l->ascii_bit / 8)
+	    !bitfield(&state, "ascii", &l->ascii_bit) || l->compact_bit / 8 != l->ascii_bit / 8 ||
+	    l->ascii_bit != l->compact_bit + 1)
 		return gil_err(err, errlen, "unexpected PyASCIIObject.state bits");
 	l->state = off + l->compact_bit / 8;
 	l->compact_bit %= 8;
@@ -1305,10 +1312,13 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 		why = "no thread state";
 	} else if (!raw->frame) {
 		why = "no Python frame";
-	} else if (raw->type_len < 0) {
+	} else if (raw->has_type && raw->type_len < 0) {
 		why = "frame not readable";
-	} else if (raw->type_len != 4 || memcmp(raw->type, "code", 4)) {
+	} else if (raw->has_type && (raw->type_len != 4 || memcmp(raw->type, "code", 4))) {
 		why = "frame does not hold a code object";
+	} else if (!raw->has_type && (raw->name_len < 0 || !raw->name)) {
+		/* nothing proves the frame was readable: nothing read through it is believed */
+		why = "frame not readable";
 	} else {
 		name_len = take_string(raw->name, raw->name_len, raw->name_compact, raw->name_ascii,
 				       &why, "name not readable", "name not compact ASCII");
@@ -1318,7 +1328,7 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 				       &why, "file not readable", "file not compact ASCII");
 		if (file_len >= 0)
 			file = raw->file;
-		line = raw->line; /* the type read proves the code object was readable */
+		line = raw->line; /* the type (or name) read proves the code object was readable */
 	}
 	if (t->nr >= GIL_FNTAB_MAX) {
 		why = "too many distinct functions";

@@ -118,10 +118,11 @@ int gil_layout_debug_offsets(const char *path, struct gil_layout *out, char *err
 /* Fields of one sample, as decoded; strings are not NUL-terminated and may be absent. */
 struct gil_frame_raw {
 	uint64_t tstate, frame;
+	bool has_type; /* the type was read (3.13); else the name proves the frame readable */
 	const char *type; /* tp_name of the frame's code object's type: "code" */
 	int type_len; /* < 0: the kernel could not read it (fault) */
 	const char *name;
-	int name_len;
+	int name_len; /* < 0: not read (fault) */
 	uint8_t name_compact, name_ascii;
 	const char *file;
 	int file_len;

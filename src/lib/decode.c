@@ -14,30 +14,27 @@
 
 /* The attribution fields of one probe's event (attrib.c names them); NULL when absent. */
 enum {
-	F_TS,
-	F_FR,
-	F_TY,
+	F_FR, /* the frame: these three are there whenever a probe reads the frame */
 	F_FN,
-	F_FNC,
-	F_FNA,
-	F_FILE,
-	F_FILEC,
-	F_FILEA,
 	F_LINE,
+	F_FNS, /* the name's compact and ascii bits: 3 when both are set */
+	F_FILE,
+	F_FILES,
+	F_TS, /* optional: the thread state (when it may be NULL), the type (3.13), the request */
+	F_TY,
 	F_REQ,
 	F_NR,
 };
 
 static const char *const field_names[F_NR] = {
-	[F_TS] = "gil_ts",	 [F_FR] = "gil_fr",	    [F_TY] = "gil_ty",
-	[F_FN] = "gil_fn",	 [F_FNC] = "gil_fnc",	    [F_FNA] = "gil_fna",
-	[F_FILE] = "gil_file",	 [F_FILEC] = "gil_filec", [F_FILEA] = "gil_filea",
-	[F_LINE] = "gil_line",	 [F_REQ] = "gil_req",
+	[F_FR] = "gil_fr",     [F_FN] = "gil_fn",	    [F_LINE] = "gil_line",
+	[F_FNS] = "gil_fns",   [F_FILE] = "gil_file",   [F_FILES] = "gil_files",
+	[F_TS] = "gil_ts",     [F_TY] = "gil_ty",	    [F_REQ] = "gil_req",
 };
 
 struct probe_fields {
 	struct tep_format_field *f[F_NR];
-	bool frame; /* every field but F_TS and F_REQ is there */
+	bool frame; /* the fields up to F_FILES are there */
 };
 
 struct gil_decoder {
@@ -77,7 +74,7 @@ struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, in
 		for (k = 0; k < F_NR; k++)
 			d->fields[i].f[k] = tep_find_field(ev, field_names[k]);
 		d->fields[i].frame = true;
-		for (k = F_FR; k <= F_LINE; k++)
+		for (k = F_FR; k <= F_FILES; k++)
 			if (!d->fields[i].f[k])
 				d->fields[i].frame = false;
 	}
@@ -141,17 +138,19 @@ static void decode_frame(const struct probe_fields *pf, const char *data, uint32
 		fr->tstate = 0;
 	if (!number(pf->f[F_FR], data, len, &fr->frame))
 		fr->frame = 0;
-	fr->type = string(pf->f[F_TY], data, len, &fr->type_len);
+	fr->has_type = pf->f[F_TY] != NULL;
+	if (fr->has_type)
+		fr->type = string(pf->f[F_TY], data, len, &fr->type_len);
 	fr->name = string(pf->f[F_FN], data, len, &fr->name_len);
 	fr->file = string(pf->f[F_FILE], data, len, &fr->file_len);
-	if (number(pf->f[F_FNC], data, len, &v))
-		fr->name_compact = v != 0;
-	if (number(pf->f[F_FNA], data, len, &v))
-		fr->name_ascii = v != 0;
-	if (number(pf->f[F_FILEC], data, len, &v))
-		fr->file_compact = v != 0;
-	if (number(pf->f[F_FILEA], data, len, &v))
-		fr->file_ascii = v != 0;
+	if (number(pf->f[F_FNS], data, len, &v)) {
+		fr->name_compact = v & 1;
+		fr->name_ascii = (v >> 1) & 1;
+	}
+	if (number(pf->f[F_FILES], data, len, &v)) {
+		fr->file_compact = v & 1;
+		fr->file_ascii = (v >> 1) & 1;
+	}
 	if (number(pf->f[F_LINE], data, len, &v))
 		fr->line = (int32_t)v;
 }

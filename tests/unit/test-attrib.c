@@ -154,12 +154,14 @@ static const char *site_args(const struct gil_symbols *s, const struct gil_attri
 	return NULL;
 }
 
-/* Every fetcharg fits the kernel's 63 characters; every field the decoder wants is there. */
-static void well_formed(const char *args, bool drop)
+/*
+ * Every fetcharg fits the kernel's 63 characters; every field the decoder wants is there; the
+ * type check (five more dereferences at every hit) only where frames may hold other objects.
+ */
+static void well_formed(const char *args, bool drop, bool typed)
 {
-	static const char *const fields[] = { "gil_fr=", "gil_ty=", "gil_fn=", "gil_fnc=",
-					      "gil_fna=", "gil_file=", "gil_filec=",
-					      "gil_filea=", "gil_line=" };
+	static const char *const fields[] = { "gil_fr=", "gil_fn=", "gil_fns=", "gil_file=",
+					      "gil_files=", "gil_line=" };
 	char *copy = strdup(args), *tok, *save = NULL;
 	size_t i;
 
@@ -170,6 +172,9 @@ static void well_formed(const char *args, bool drop)
 	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		assert_non_null(strstr(args, fields[i]));
 	assert_true(!drop == !strstr(args, "gil_req="));
+	assert_true(!typed == !strstr(args, "gil_ty="));
+	/* the compact and ascii bits (5 and 6) in one two-bit field */
+	assert_non_null(strstr(args, ":b2@5/8"));
 }
 
 /* 3.8: take_gil(ceval, tstate) and its clone take_gil.constprop.0(tstate) differ. */
@@ -198,9 +203,9 @@ static void test_clone_arguments_from_dwarf(void **state)
 	assert_non_null(strstr(drop, "gil_req=+12(%di):u32"));
 	/* co_name at 112, compact ASCII data at 48 */
 	assert_non_null(strstr(orig, "gil_fn=+48(+112(+32(+24(%si)))):string"));
-	well_formed(orig, false);
-	well_formed(clone, false);
-	well_formed(drop, true);
+	well_formed(orig, false, false);
+	well_formed(clone, false, false);
+	well_formed(drop, true, false);
 	assert_int_equal(a->nr_attributed, 3);
 	gil_attrib_free(a);
 	gil_symbols_free(s);
@@ -230,7 +235,7 @@ static void test_inlined_arguments_from_dwarf(void **state)
 		if (s->sites[i].role != GIL_SITE_ENTRY)
 			continue;
 		assert_non_null(a->sites[i].fetchargs);
-		well_formed(a->sites[i].fetchargs, s->sites[i].fn == GIL_FN_DROP);
+		well_formed(a->sites[i].fetchargs, s->sites[i].fn == GIL_FN_DROP, false);
 		if (strchr(s->sites[i].symbol, '@')) {
 			inlined++;
 			/* ceval2 = reg + 96; gil_drop_request at +8 of it */
@@ -251,6 +256,7 @@ static struct gil_frame_raw good(const char *name, const char *file, int line)
 
 	r.tstate = 0x1000;
 	r.frame = 0x2000;
+	r.has_type = true;
 	r.type = "code";
 	r.type_len = 4;
 	r.name = name;
@@ -331,6 +337,55 @@ static void test_fntab_never_guesses(void **state)
 	gil_fntab_free(t);
 }
 
+/* Before 3.13 no type is read: the name string is what proves the frame was readable. */
+static void test_fntab_untyped(void **state)
+{
+	struct gil_fntab *t = gil_fntab_alloc();
+	struct gil_frame_raw r = good("spin", "/w.py", 13);
+	const struct gil_fn *fn;
+
+	r.has_type = false;
+	r.type = NULL;
+	r.type_len = -1;
+	fn = gil_fntab_get(t, gil_fntab_intern(t, &r));
+	assert_string_equal(fn->name, "spin");
+	assert_int_equal(fn->line, 13);
+	/* the name faulted: the line (stale) and file are not believed either */
+	r.name = NULL;
+	r.name_len = -1;
+	fn = gil_fntab_get(t, gil_fntab_intern(t, &r));
+	assert_string_equal(fn->why, "frame not readable");
+	assert_null(fn->file);
+	assert_int_equal(fn->line, -1);
+	gil_fntab_free(t);
+}
+
+/* 3.13 has no clone here but its frames hold other objects: the type is read there. */
+static void test_typed_on_313(void **state)
+{
+	struct gil_symbols *s;
+	struct gil_attrib *a;
+	char err[512], *lib = pyenv_lib(13);
+	size_t i;
+
+	if (!lib)
+		skip();
+	assert_int_equal(gil_symbols_read(lib, NULL, &s, err, sizeof(err)), 0);
+	assert_int_equal(gil_attrib_read(s, lib, "3.13.0", &a, err, sizeof(err)), 0);
+	for (i = 0; i < s->nr_sites; i++) {
+		if (s->sites[i].role != GIL_SITE_ENTRY)
+			continue;
+		assert_non_null(a->sites[i].fetchargs);
+		well_formed(a->sites[i].fetchargs, s->sites[i].fn == GIL_FN_DROP, true);
+		/* the drop request is bit 0 of tstate->eval_breaker (+24) */
+		if (s->sites[i].fn == GIL_FN_DROP)
+			assert_non_null(strstr(a->sites[i].fetchargs, "gil_req=+24(%"));
+	}
+	gil_attrib_free(a);
+	gil_symbols_free(s);
+	free(lib);
+}
+
 static void test_fntab_marks_non_ascii(void **state)
 {
 	struct gil_fntab *t = gil_fntab_alloc();
@@ -395,6 +450,8 @@ int main(void)
 		cmocka_unit_test(test_inlined_arguments_from_dwarf),
 		cmocka_unit_test(test_fntab_interns),
 		cmocka_unit_test(test_fntab_never_guesses),
+		cmocka_unit_test(test_fntab_untyped),
+		cmocka_unit_test(test_typed_on_313),
 		cmocka_unit_test(test_fntab_marks_non_ascii),
 		cmocka_unit_test(test_fntab_many),
 	};
