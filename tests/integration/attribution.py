@@ -180,6 +180,33 @@ try:
     att = header.get("attribution", {})
     check(att.get("enabled") is False and "no-attribution" in att.get("why", ""),
           "--no-attribution: header says %s" % att)
+    # A kernel that refuses the fetchargs of a probe still gets the probe, without them: the
+    # first uprobe write (drop_gil's entry, with its fetchargs) fails, as an LD_PRELOAD says.
+    so = os.path.join(tmp, "fault.so")
+    plain = [p for p in interpreters if p[0].startswith("pyenv-") and p[2][:2] == (3, 12)]
+    if not plain:
+        log("no pyenv 3.12 (no inlined drop_gil copy): refused fetchargs not tested")
+    elif subprocess.call(["cc", "-shared", "-fPIC", "-o", so,
+                          os.path.join(TOP_SRCDIR, "tests", "fault.c"), "-ldl"]) == 0:
+        label, exe, ver = plain[0]
+        clean = dict(os.environ)  # for the workload: only gil-record gets the fault
+        os.environ.update(LD_PRELOAD=so, GIL_FAULT="probe_write:1")
+        try:
+            header, records, tids = run(label + "-refused", exe, ver, env=clean)
+        finally:
+            del os.environ["LD_PRELOAD"], os.environ["GIL_FAULT"]
+        entries = [p for p in header["probes"] if p["role"] == "entry"]
+        refused = [p for p in entries if p["attribution"] is False]
+        check(len(refused) == 1 and refused[0]["function"] == "drop_gil" and
+              refused[0].get("attribution_why") and
+              header["attribution"]["attributed_sites"] == len(entries) - 1,
+              "refused fetchargs: probes %s, attribution %s" % (entries, header["attribution"]))
+        ivs = [r for r in records if isinstance(r, list)]
+        check(all(r[5] == 0 and r[6] == 0 for r in ivs if r[1] == 2) and
+              any(r[5] for r in ivs if r[1] == 0),
+              "refused fetchargs: releases must name nothing, waits their function")
+    else:
+        failures.append("cannot build tests/fault.c")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 check_no_probes()
