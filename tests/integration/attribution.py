@@ -190,11 +190,18 @@ try:
                           os.path.join(TOP_SRCDIR, "tests", "fault.c"), "-ldl"]) == 0:
         label, exe, ver = plain[0]
         clean = dict(os.environ)  # for the workload: only gil-record gets the fault
-        os.environ.update(LD_PRELOAD=so, GIL_FAULT="probe_write:1")
+        saved = os.environ.get("ASAN_OPTIONS")
+        # under ASan (tools/test.sh's second pass) the shim may come before its runtime
+        os.environ.update(LD_PRELOAD=so, GIL_FAULT="probe_write:1",
+                          ASAN_OPTIONS=(saved or "") + ":verify_asan_link_order=0")
         try:
             header, records, tids = run(label + "-refused", exe, ver, env=clean)
         finally:
             del os.environ["LD_PRELOAD"], os.environ["GIL_FAULT"]
+            if saved is None:
+                del os.environ["ASAN_OPTIONS"]
+            else:
+                os.environ["ASAN_OPTIONS"] = saved
         entries = [p for p in header["probes"] if p["role"] == "entry"]
         refused = [p for p in entries if p["attribution"] is False]
         check(len(refused) == 1 and refused[0]["function"] == "drop_gil" and
