@@ -974,6 +974,43 @@ static struct target *adopt_child(struct gil_recorder *rec, pid_t pid)
 	return t;
 }
 
+static void close_target_fds(struct gil_recorder *rec, struct target *t);
+
+static void free_target(struct target *t)
+{
+	gil_rawfile_free(t->file);
+	gil_pairing_free(t->pairing);
+	free(t->fds);
+	free(t->fd_cpu);
+	free(t->tids);
+	free(t->cmdline);
+	free(t->filename);
+	free(t->names);
+	free(t->summary);
+	free(t->warning);
+	free(t->fn_written);
+	free(t);
+}
+
+/* Undo a half-made target @pid (the last one added): its events, its file, its memory. */
+static void forget_target(struct gil_recorder *rec, pid_t pid)
+{
+	struct target *t;
+
+	if (!rec->nr_targets || rec->targets[rec->nr_targets - 1]->pid != pid)
+		return;
+	t = rec->targets[--rec->nr_targets];
+	close_target_fds(rec, t);
+	if (t->file) {
+		gil_rawfile_free(t->file);
+		if (t->filename)
+			unlink(t->filename);
+	}
+	t->file = NULL;
+	free_target(t);
+	rec->last_target = 0;
+}
+
 /* All-process mode: every CPython process on the host but ourselves. */
 static int scan_all(struct gil_recorder *rec, bool live)
 {
@@ -993,6 +1030,11 @@ static int scan_all(struct gil_recorder *rec, bool live)
 		if (rec->opts.accelerator_only && gil_proc_accelerator(pids[i], dev, sizeof(dev)) <= 0)
 			continue;
 		ret = add_target(rec, pids[i], live);
+		if (ret == -1 && !gil_proc_exists(pids[i])) {
+			/* it exited while we attached to it: not an error, just gone */
+			forget_target(rec, pids[i]);
+			ret = -2;
+		}
 		if (ret == -1) {
 			free(pids);
 			return -1;
@@ -1861,20 +1903,8 @@ void gil_recorder_free(struct gil_recorder *rec)
 	for (i = 0; i < rec->nr_targets; i++) {
 		struct target *t = rec->targets[i];
 
-		if (!t)
-			continue;
-		gil_rawfile_free(t->file);
-		gil_pairing_free(t->pairing);
-		free(t->fds);
-		free(t->fd_cpu);
-		free(t->tids);
-		free(t->cmdline);
-		free(t->filename);
-		free(t->names);
-		free(t->summary);
-		free(t->warning);
-		free(t->fn_written);
-		free(t);
+		if (t)
+			free_target(t);
 	}
 	for (i = 0; i < rec->nr_objects; i++) {
 		gil_symbols_free(rec->objects[i].syms);

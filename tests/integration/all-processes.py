@@ -2,6 +2,7 @@
 with --accelerator-only only those holding an accelerator device open (a stand-in node
 /dev/davinci_giltrace_test here), which is what 'the Python processes on the NPU' means."""
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -15,15 +16,22 @@ require_kernel()
 label, exe, ver = pythons(include_system=False)[-1]
 
 # 1. A process that starts mid-recording gets its own file.
-rec = Recorder("--duration", "8")
+rec = Recorder("--duration", "120")
 time.sleep(1.5)
 late = Workload(exe, "ctypes_calls.py", N)
-time.sleep(2.0)  # all-process mode looks for new processes every second
+# All-process mode looks for new processes every second; its file appears when it is attached.
+path = os.path.join(rec.outdir, "GIL_%d_rank_0.json" % late.pid)
+deadline = time.time() + 60
+while not os.path.exists(path) and time.time() < deadline:
+    time.sleep(0.1)
+check(os.path.exists(path), "the late process was not attached within 60 s")
+time.sleep(0.2)
 late.go()
 tid = int(late.wait_done()[0])
 late.finish()
+time.sleep(1)  # the recorder notices the exit within a round
+rec.signal(signal.SIGINT)
 check(rec.wait() == 0, "gil-record failed: %s" % rec.err)
-path = os.path.join(rec.outdir, "GIL_%d_rank_0.json" % late.pid)
 check(os.path.exists(path), "no file for the late process; files: %s\n%s" % (rec.files(), rec.err))
 h, records, footer = read_recording(path)
 drops = len(intervals(records, tid, 2))
