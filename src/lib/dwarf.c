@@ -106,26 +106,6 @@ struct walk {
 	bool rows_loaded;
 };
 
-__attribute__((format(printf, 1, 2))) static char *strfmt(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return NULL;
-	s = malloc((size_t)n + 1);
-	if (!s)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return s;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -507,7 +487,7 @@ static int add_copy(struct walk *w, Dwarf_Die *die, int fn, struct scope *sc)
 		goto out;
 	}
 	caller = origin_name(sc->outer->die);
-	where = strfmt("%s@%s", fn_names[fn], caller ? caller : "?");
+	where = gil_strfmt("%s@%s", fn_names[fn], caller ? caller : "?");
 	if (!where || push_site(&w->entries, fn, GIL_SITE_ENTRY, entry, where))
 		goto out;
 	if (returning_calls(die, &returns, 0))

@@ -69,27 +69,6 @@ struct scan {
 	char version[16]; /* "3.11", from the file name or Py_Version; "" if unknown */
 };
 
-/* malloc'ed printf; NULL when out of memory. */
-__attribute__((format(printf, 1, 2))) static char *strfmt(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return NULL;
-	s = malloc((size_t)n + 1);
-	if (!s)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return s;
-}
-
 /* Skip one ".<kind>.<digits>" clone suffix at @s; NULL when @s does not start with one. */
 static const char *skip_clone_suffix(const char *s)
 {
@@ -627,8 +606,8 @@ static int try_debuglink(struct scan *sc, Elf *obj, const char *path, const char
 		dirlen = 1;
 	}
 	ret = -1;
-	cand[0] = strfmt("%.*s/%s", (int)dirlen, dir, name);
-	cand[1] = strfmt("%.*s/.debug/%s", (int)dirlen, dir, name);
+	cand[0] = gil_strfmt("%.*s/%s", (int)dirlen, dir, name);
+	cand[1] = gil_strfmt("%.*s/.debug/%s", (int)dirlen, dir, name);
 	if (!cand[0] || !cand[1])
 		goto out;
 	/* The global directory mirrors the object's path as seen inside @root. */
@@ -640,7 +619,7 @@ static int try_debuglink(struct scan *sc, Elf *obj, const char *path, const char
 			indir += rootlen;
 			indirlen -= rootlen;
 		}
-		cand[2] = strfmt("%.*s/usr/lib/debug%.*s/%s", (int)rootlen, root, (int)indirlen,
+		cand[2] = gil_strfmt("%.*s/usr/lib/debug%.*s/%s", (int)rootlen, root, (int)indirlen,
 				 indir, name);
 		if (!cand[2])
 			goto out;
@@ -752,7 +731,7 @@ static int find_debug(struct scan *sc, Elf *obj, const char *path, const char *r
 
 	/* Without a build-id nothing proves that a separate file describes this object. */
 	if (strlen(bid) > 2) {
-		p = strfmt("%.*s/usr/lib/debug/.build-id/%.2s/%s.debug", (int)rootlen, root, bid,
+		p = gil_strfmt("%.*s/usr/lib/debug/.build-id/%.2s/%s.debug", (int)rootlen, root, bid,
 			   bid + 2);
 		if (!p)
 			return -1;
@@ -914,19 +893,19 @@ static bool foreign_root(const char *root)
 static char *fix_hint(const struct scan *sc, const char *root)
 {
 	const char *bid = sc->syms->build_id, *where = foreign_root(root) ? " in its container" : "";
-	char *deb = strfmt("%s/etc/debian_version", root ? root : "");
+	char *deb = gil_strfmt("%s/etc/debian_version", root ? root : "");
 	bool debian = deb && !access(deb, F_OK);
 
 	free(deb);
 	if (debian && sc->version[0])
-		return strfmt("apt-get install python%s-dbg%s", sc->version, where);
+		return gil_strfmt("apt-get install python%s-dbg%s", sc->version, where);
 	if (debian)
-		return strfmt("apt-get install the python3.X-dbg package of this interpreter's version%s",
+		return gil_strfmt("apt-get install the python3.X-dbg package of this interpreter's version%s",
 			      where);
 	if (strlen(bid) > 2)
-		return strfmt("install its debuginfo package%s (it provides /usr/lib/debug/.build-id/%.2s/%s.debug)",
+		return gil_strfmt("install its debuginfo package%s (it provides /usr/lib/debug/.build-id/%.2s/%s.debug)",
 			      where, bid, bid + 2);
-	return strfmt("install its debuginfo package%s", where);
+	return gil_strfmt("install its debuginfo package%s", where);
 }
 
 /* Targets of the calls and jumps in the exported function @e; 1 when one is @target. */
@@ -1034,15 +1013,15 @@ static int settle(struct scan *sc, const char *path, const char *root)
 			free(syms->sites[i].symbol);
 		syms->nr_sites = 0;
 		count_sites(syms);
-		syms->reason = strfmt("%s is a free-threaded CPython (built with Py_GIL_DISABLED): it has no GIL to record",
+		syms->reason = gil_strfmt("%s is a free-threaded CPython (built with Py_GIL_DISABLED): it has no GIL to record",
 				      shown);
 		return syms->reason ? 0 : -1;
 	case GIL_PY_CPYTHON2:
-		syms->reason = strfmt("%s is Python 2: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later)",
+		syms->reason = gil_strfmt("%s is Python 2: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later)",
 				      shown);
 		return syms->reason ? 0 : -1;
 	case GIL_PY_PYPY:
-		syms->reason = strfmt("%s is PyPy: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later)",
+		syms->reason = gil_strfmt("%s is PyPy: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later)",
 				      shown);
 		return syms->reason ? 0 : -1;
 	default:
@@ -1074,7 +1053,7 @@ static int settle(struct scan *sc, const char *path, const char *root)
 		if (add_exported(sc, false, true))
 			goto out;
 		syms->approximate = true;
-		syms->reason = strfmt("releases are approximate: %s inlines drop_gil into PyEval_SaveThread and %s, so PyEval_SaveThread stands in for the inlined copies; for exact sites, %s%s",
+		syms->reason = gil_strfmt("releases are approximate: %s inlines drop_gil into PyEval_SaveThread and %s, so PyEval_SaveThread stands in for the inlined copies; for exact sites, %s%s",
 				      shown,
 				      gil_dwarf_supported() ? "has no DWARF to find them" :
 							      "giltrace was built without libdw",
@@ -1084,14 +1063,14 @@ static int settle(struct scan *sc, const char *path, const char *root)
 		if (add_exported(sc, take, drop))
 			goto out;
 		syms->approximate = true;
-		syms->reason = strfmt("releases are approximate: %s has no symbols for %s, so %s %s in %s place (forced switches are not seen); for exact sites, %s",
+		syms->reason = gil_strfmt("releases are approximate: %s has no symbols for %s, so %s %s in %s place (forced switches are not seen); for exact sites, %s",
 				      shown, take && drop ? "take_gil/drop_gil" : take ? "take_gil" : "drop_gil",
 				      take && drop ? "PyEval_RestoreThread/PyEval_SaveThread" :
 				      take ? "PyEval_RestoreThread" : "PyEval_SaveThread",
 				      take && drop ? "are probed" : "is probed",
 				      take && drop ? "their" : "its", hint);
 	} else {
-		syms->reason = strfmt("%s has no symbols for take_gil/drop_gil and no debug file matching its build-id: %s",
+		syms->reason = gil_strfmt("%s has no symbols for take_gil/drop_gil and no debug file matching its build-id: %s",
 				      shown, hint);
 	}
 	ret = syms->reason ? 0 : -1;

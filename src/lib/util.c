@@ -60,6 +60,26 @@ int gil_err(char *buf, size_t len, const char *fmt, ...)
 	return -1;
 }
 
+char *gil_strfmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	s = malloc((size_t)n + 1);
+	if (!s)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
 char *gil_read_file(const char *path, size_t max, size_t *lenp)
 {
 	char *buf;

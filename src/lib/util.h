@@ -16,6 +16,9 @@ size_t gil_fmt_s64(char *buf, int64_t v);
 /* snprintf into an error buffer; always terminated; returns -1 for `return gil_err(...)`. */
 int gil_err(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* malloc'ed printf; NULL when out of memory. */
+char *gil_strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Read a whole small file (e.g. /proc/PID/comm) into a malloc'd, NUL-terminated buffer. */
 char *gil_read_file(const char *path, size_t max, size_t *len);
 

@@ -45,8 +45,8 @@ if os.path.exists(node):
     os.unlink(node)
 os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers: harmless
 try:
-    npu = Workload(exe, "device_holder.py", node, N)
-    cpu = Workload(exe, "device_holder.py", "-", N)
+    npu = Workload(exe, "ctypes_calls.py", N, "--hold", node)
+    cpu = Workload(exe, "ctypes_calls.py", N)
     rec = Recorder("--accelerator-only", "--duration", "4")
     npu.go()
     cpu.go()
