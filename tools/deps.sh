@@ -8,7 +8,7 @@ libelf-dev libdw-dev liblzma-dev libjson-c-dev python3 python3-dbg"
 if [ "${1:-}" = "--test" ]; then
 	# python3.11-dbg gives Debian's stripped python3.11 its symbols (and pulls the matching
 	# python3.11, so their build-ids agree); xz-utils and binutils serve the symbol tests.
-	pkgs="$pkgs libcmocka-dev xz-utils binutils util-linux valgrind clang libclang-rt-14-dev linux-perf"
+	pkgs="$pkgs libcmocka-dev xz-utils binutils util-linux valgrind clang libclang-rt-14-dev linux-perf man-db"
 	if apt-cache show python3.11-dbg >/dev/null 2>&1 || [ -x /usr/bin/python3.11 ]; then
 		pkgs="$pkgs python3.11-dbg"
 	fi
