@@ -3,13 +3,16 @@
  * LD_PRELOAD fault injection for gil-record's setup steps. GIL_FAULT=STEP:N makes the Nth call
  * of STEP fail (STEP:N+ the Nth and every later one): perf_event_open, ring_mmap (a shared mapping of an fd), set_output (the
  * PERF_EVENT_IOC_SET_OUTPUT ioctl), enable (PERF_EVENT_IOC_ENABLE), probe_write (a uprobe
- * definition written to uprobe_events), output_create (creating a .json file).
+ * definition written to uprobe_events), output_create (creating a .json file), and vanish: the
+ * first perf_event_open on process GIL_FAULT_PID kills that process (it exits while being
+ * attached) and fails.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,13 @@ long syscall(long nr, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	if (nr == SYS_perf_event_open && hit("perf_event_open")) {
+		errno = EMFILE;
+		return -1;
+	}
+	if (nr == SYS_perf_event_open && getenv("GIL_FAULT_PID") &&
+	    a[1] == atol(getenv("GIL_FAULT_PID")) && hit("vanish")) {
+		kill((pid_t)a[1], SIGKILL);
+		usleep(200000); /* until it is a zombie */
 		errno = EMFILE;
 		return -1;
 	}

@@ -45,6 +45,23 @@ try:
         log("%-20s -> %s" % (spec, lines[0] if lines else ""))
     # The traced job never noticed.
     check(w.p.poll() is None, "the traced job died")
+
+    # All-process mode: a process that exits while it is being attached is forgotten (no file,
+    # no error), the recording goes on.
+    victim = Workload(exe, "busy_calls.py")
+    out = tempfile.mkdtemp()
+    env = dict(os.environ, LD_PRELOAD=so, GIL_FAULT="vanish:1", GIL_FAULT_PID=str(victim.pid),
+               ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
+    p = subprocess.run([GIL_RECORD, "--duration", "2", "--output-dir", out], env=env,
+                       capture_output=True, text=True, timeout=120)
+    victim.p.wait(10)
+    check(victim.p.returncode == -9, "the fault library did not kill the victim (%s)" % victim.p.returncode)
+    if p.returncode != 0:
+        failures.append("vanish: exit %d: %r" % (p.returncode, p.stderr))
+    if "GIL_%d_rank_0.json" % victim.pid in os.listdir(out):
+        failures.append("vanish: a file was left for the process that vanished")
+    check_no_probes()
+    log("%-20s -> exit %d, files %s" % ("vanish:1", p.returncode, sorted(os.listdir(out))))
 finally:
     w.finish()
 if failures:
