@@ -130,7 +130,7 @@ struct gil_recorder {
 	uint64_t seq;
 	uint64_t horizon;
 	uint64_t start_ns, end_ns, deadline, last_scan;
-	struct gil_clock_offsets off_start, off_end;
+	struct gil_clock_offsets off_start;
 	uint64_t *lost_per_cpu;
 	uint64_t *klost_closed; /* per CPU: the events' own lost counts, of closed fds */
 	uint64_t *synth; /* per CPU: losses reported from those counts, ahead of the ring */
@@ -1653,6 +1653,9 @@ static int finish_target(struct gil_recorder *rec, struct target *t, uint64_t en
 	for (i = 0; i < ncpu; i++)
 		json_object_array_add(lpc, json_object_new_uint64(rec->lost_per_cpu[i]));
 	json_object_object_add(f, "lost_per_cpu", lpc);
+	/* Never silent: samples the kernel throttled, and samples of processes not recorded. */
+	json_object_object_add(f, "throttled", json_object_new_uint64(rec->throttled));
+	json_object_object_add(f, "foreign_events", json_object_new_uint64(rec->unknown));
 	threads = json_object_new_array();
 	for (k = 0; k < t->nr_summary; k++) {
 		if (t->summary[k].tid < 0)

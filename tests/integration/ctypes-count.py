@@ -47,6 +47,8 @@ for label, exe, ver in pythons(include_system=False):
     if clean:
         failures.append("%s: %d intervals flagged resync/lost: %s" % (label, len(clean), clean[:3]))
     check(footer["lost"] == 0, "%s: lost events: %s" % (label, footer["lost"]))
+    check(footer["throttled"] == 0 and footer["foreign_events"] == 0,
+          "%s: throttled %d, foreign %d" % (label, footer["throttled"], footer["foreign_events"]))
     check_no_probes()
 
 log("%-18s %-10s %16s %16s" % ("interpreter", "method", "releases seen/N", "takes seen/N"))
