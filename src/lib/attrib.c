@@ -767,6 +767,82 @@ static bool struct_of_typedef(struct dw *d, Dwarf_Die *td, Dwarf_Die *out)
 	return true;
 }
 
+/*
+ * The defining DIE of global variable @name (one with a DW_OP_addr location) and its address.
+ * The name may sit on a declaration the definition points to (DW_AT_specification).
+ */
+static bool global_var(struct dw *d, const char *name, Dwarf_Die *out, uint64_t *addr)
+{
+	Dwarf_Off off = 0, next;
+	Dwarf_Attribute a, na;
+	Dwarf_Die cu, die;
+	Dwarf_Op *ops;
+	size_t hsize, n;
+	const char *dn;
+
+	while (dwarf_nextcu(d->dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		if (dwarf_offdie(d->dbg, off + hsize, &cu) && dwarf_child(&cu, &die) == 0) {
+			do {
+				if (dwarf_tag(&die) != DW_TAG_variable ||
+				    !dwarf_attr(&die, DW_AT_location, &a))
+					continue;
+				dn = dwarf_formstring(dwarf_attr_integrate(&die, DW_AT_name, &na));
+				if (!dn || strcmp(dn, name))
+					continue;
+				if (dwarf_getlocation(&a, &ops, &n) != 0 || n != 1 ||
+				    ops[0].atom != DW_OP_addr)
+					continue;
+				*out = die;
+				*addr = ops[0].number;
+				return true;
+			} while (dwarf_siblingof(&die, &die) == 0);
+		}
+		off = next;
+	}
+	return false;
+}
+
+/* The complete struct a variable or member's type names (through typedefs and qualifiers). */
+static bool type_struct(struct dw *d, Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t;
+
+	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, &t))
+		return false;
+	return struct_of_typedef(d, &t, out);
+}
+
+/*
+ * Before 3.8 no drop_gil argument leads to the drop request: it is a global. 3.6: the static
+ * gil_drop_request of ceval.c; 3.7: _PyRuntime.ceval.gil_drop_request. Both _Py_atomic_int,
+ * whose int _value comes first.
+ */
+static bool layout_req_global(struct dw *d, struct gil_layout *l)
+{
+	Dwarf_Die var, st, ceval, t;
+	int64_t c_off, r_off;
+	uint64_t addr;
+
+	if (global_var(d, "gil_drop_request", &var, &addr)) {
+		l->req = GIL_REQ_GLOBAL;
+		l->req_off = 0;
+		l->req_addr = addr;
+		l->req_arg[0] = '\0';
+		return true;
+	}
+	if (global_var(d, "_PyRuntime", &var, &addr) && type_struct(d, &var, &st) &&
+	    member(&st, "ceval", &c_off, &t) && struct_of_typedef(d, &t, &ceval) &&
+	    member(&ceval, "gil_drop_request", &r_off, NULL)) {
+		l->req = GIL_REQ_GLOBAL;
+		l->req_off = c_off + r_off;
+		l->req_addr = addr;
+		l->req_arg[0] = '\0';
+		return true;
+	}
+	return false;
+}
+
 /* Which drop_gil argument points at the drop request: the layout's req, req_off and req_arg. */
 static bool layout_req(struct dw *d, struct gil_layout *l, Dwarf_Die *ts_struct)
 {
@@ -799,7 +875,7 @@ static bool layout_req(struct dw *d, struct gil_layout *l, Dwarf_Die *ts_struct)
 		snprintf(l->req_arg, sizeof(l->req_arg), "tstate");
 		return true;
 	}
-	return false;
+	return layout_req_global(d, l);
 }
 
 static int layout_from_dwarf(struct dw *d, struct gil_layout *l, char *err, size_t errlen)
@@ -1069,7 +1145,10 @@ static int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, st
 			continue;
 		}
 		memset(&req, 0, sizeof(req));
-		if (s->fn == GIL_FN_DROP && a->layout.req != GIL_REQ_NONE) {
+		if (s->fn == GIL_FN_DROP && a->layout.req == GIL_REQ_GLOBAL) {
+			req.kind = L_ADDR;
+			req.addr = a->layout.req_addr;
+		} else if (s->fn == GIL_FN_DROP && a->layout.req != GIL_REQ_NONE) {
 			if (!strcmp(a->layout.req_arg, "tstate"))
 				req = ts;
 			else if (!param_loc(&scope, a->layout.req_arg, s->addr, entry, &req))

@@ -40,6 +40,8 @@ enum gil_req_model {
 	GIL_REQ_NONE = 0,
 	GIL_REQ_FLAG, /* a 32-bit gil_drop_request in the struct a drop_gil argument points at */
 	GIL_REQ_BIT0, /* bit 0 of tstate->eval_breaker (3.13) */
+	GIL_REQ_GLOBAL, /* a 32-bit flag at a fixed address: 3.6's static gil_drop_request,
+			   3.7's _PyRuntime.ceval.gil_drop_request (req_addr) */
 };
 
 /* Struct member offsets of one interpreter build (bytes; -1: not known). */
@@ -60,7 +62,8 @@ struct gil_layout {
 	int compact_bit, ascii_bit; /* bit numbers in that byte */
 	enum gil_req_model req;
 	int64_t req_off; /* in the struct the argument named req_arg points at */
-	char req_arg[16]; /* drop_gil's argument: "ceval", "ceval2" or "tstate" */
+	char req_arg[16]; /* drop_gil's argument: "ceval", "ceval2" or "tstate"; "" for a global */
+	uint64_t req_addr; /* GIL_REQ_GLOBAL: the flag's link-time address in the probed file */
 };
 
 /* The fetchargs of one probe site, parallel to gil_symbols.sites. */

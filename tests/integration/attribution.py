@@ -65,7 +65,7 @@ def check_attribution(label, ver, header, records, tids, source, failures):
     if not att.get("enabled") or att.get("offsets_from") != source:
         failures.append("%s: attribution %s, expected enabled from %s" % (label, att, source))
         return None
-    with_reason = ver >= (3, 8)
+    with_reason = True  # 3.6/3.7 read a global, later versions a drop_gil argument
     if att.get("release_reason") != with_reason:
         failures.append("%s: release_reason %s" % (label, att.get("release_reason")))
     fns = {}
@@ -220,7 +220,7 @@ check_no_probes()
 
 roles = ["sleeper", "reader", "schlaefer", "spinner1", "spinner2"]
 log("releases in the role's own function / all its releases, and how many of those have the "
-    "expected class (spinners forced; the others voluntary; 3.6/3.7: class not recorded)")
+    "expected class (spinners forced; the others voluntary)")
 log("%-22s %-14s" % ("interpreter", "offsets") + "".join("%20s" % r for r in roles))
 for label, source, row in report:
     if row is None:

@@ -50,14 +50,14 @@ static const char *pyenv_root(void)
 	return buf;
 }
 
-/* libpython3.MINOR of a pyenv build, or NULL. */
+/* libpython3.MINOR (3.6, 3.7: libpython3.MINORm) of a pyenv build, or NULL. */
 static char *pyenv_lib(int minor)
 {
 	char pat[768], *out = NULL;
 	glob_t g;
 
-	snprintf(pat, sizeof(pat), "%s/versions/3.%d.*/lib/libpython3.%d.so.1.0", pyenv_root(),
-		 minor, minor);
+	snprintf(pat, sizeof(pat), "%s/versions/3.%d.*/lib/libpython3.%d%s.so.1.0", pyenv_root(),
+		 minor, minor, minor < 8 ? "m" : "");
 	if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc)
 		out = strdup(g.gl_pathv[g.gl_pathc - 1]);
 	globfree(&g);
@@ -117,6 +117,63 @@ static void test_table_matches_debian_dwarf(void **state)
 	}
 	assert_int_equal(gil_layout_dwarf(path, &dw, err, sizeof(err)), 0);
 	same_layout("debian 3.11", &dw, gil_layout_table(311));
+}
+
+/* Value of symbol @name in @lib's .symtab, by readelf (an independent reader); 0: none. */
+static unsigned long long symbol_value(const char *lib, const char *name, unsigned long long *size)
+{
+	char cmd[1024], line[512];
+	unsigned long long v = 0, sz = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -sW '%s' 2>/dev/null | awk '$8 == \"%s\" && $4 == "
+		 "\"OBJECT\" { print $2, $3; exit }'", lib, name);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	if (fgets(line, sizeof(line), p) && sscanf(line, "%llx %llu", &v, &sz) != 2)
+		v = 0;
+	pclose(p);
+	if (size)
+		*size = sz;
+	return v;
+}
+
+/*
+ * Before 3.8 the drop request is a global: 3.6's static gil_drop_request, 3.7's
+ * _PyRuntime.ceval.gil_drop_request. The address DWARF gives is the symbol's, and the flag lies
+ * inside the variable.
+ */
+static void test_global_request_before_38(void **state)
+{
+	static const char *const var[] = { "gil_drop_request", "_PyRuntime" };
+	unsigned long long addr, size;
+	struct gil_layout dw;
+	int minor, checked = 0;
+	char err[256], *lib;
+
+	for (minor = 6; minor <= 7; minor++) {
+		lib = pyenv_lib(minor);
+		if (!lib)
+			continue;
+		if (gil_layout_dwarf(lib, &dw, err, sizeof(err)) < 0) {
+			print_error("%s: %s\n", lib, err);
+			fail();
+		}
+		addr = symbol_value(lib, var[minor - 6], &size);
+		assert_true(addr != 0);
+		assert_int_equal(dw.req, GIL_REQ_GLOBAL);
+		assert_string_equal(dw.req_arg, "");
+		assert_int_equal(dw.req_addr, addr);
+		assert_true(dw.req_off >= 0 && (unsigned long long)dw.req_off + 4 <= size);
+		if (minor == 6)
+			assert_int_equal(dw.req_off, 0);
+		checked++;
+		free(lib);
+	}
+	if (!checked)
+		skip();
+	print_message("drop request found as a global in %d pyenv builds\n", checked);
 }
 
 /* 3.13's _Py_DebugOffsets, read from the file's data, agree with its DWARF. */
@@ -446,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_table_matches_dwarf),
 		cmocka_unit_test(test_table_matches_debian_dwarf),
 		cmocka_unit_test(test_debug_offsets_match_dwarf),
+		cmocka_unit_test(test_global_request_before_38),
 		cmocka_unit_test(test_clone_arguments_from_dwarf),
 		cmocka_unit_test(test_inlined_arguments_from_dwarf),
 		cmocka_unit_test(test_fntab_interns),
