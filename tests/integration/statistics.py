@@ -220,9 +220,9 @@ def check_outputs(label, path, failures):
 
 require_kernel()
 failures, rows = [], []
-interpreters = [p for p in pythons(min_version=(3, 8))
+interpreters = [p for p in pythons(min_version=(3, 6))
                 if p[0].startswith("pyenv-") or has_debug_symbols(p[1])]
-check(interpreters, "no CPython 3.8+ found")
+check(interpreters, "no CPython 3.6+ found")
 for label, exe, ver in interpreters:
     outdir, path, tids = record(exe)
     p = check_statistics(label, path, tids, failures)
