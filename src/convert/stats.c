@@ -654,6 +654,39 @@ static void longest_add(struct stats *s, const struct stats_long_hold *h)
 	longest_sift(s, 0);
 }
 
+/* Space-saving: count @ns for function @g (global index + 1) in @t's few slots. */
+static void thread_fn_add(struct stats_thread *t, uint32_t g, uint64_t ns)
+{
+	size_t i, min = 0;
+
+	t->fn_ns += ns;
+	for (i = 0; i < STATS_THREAD_FNS; i++) {
+		if (t->top_fn[i] == g || !t->top_fn[i]) {
+			t->top_fn[i] = g;
+			t->top_ns[i] += ns;
+			return;
+		}
+		if (t->top_ns[i] < t->top_ns[min])
+			min = i;
+	}
+	t->top_fn[min] = g; /* the newcomer inherits the evicted count: an upper bound */
+	t->top_ns[min] += ns;
+}
+
+long stats_thread_top_fn(const struct stats_thread *t, double *share)
+{
+	size_t i, best = 0;
+
+	for (i = 1; i < STATS_THREAD_FNS && t->top_fn[i]; i++)
+		if (t->top_ns[i] > t->top_ns[best])
+			best = i;
+	if (!t->top_fn[best] || !t->fn_ns)
+		return -1;
+	if (share)
+		*share = t->top_ns[best] > t->fn_ns ? 1.0 : (double)t->top_ns[best] / (double)t->fn_ns;
+	return (long)t->top_fn[best] - 1;
+}
+
 int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, int64_t dur)
 {
 	struct stats_proc *p = s->cur;
@@ -696,6 +729,8 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	g = fn_of(s, iv->fn);
 	if (iv->fn)
 		p->attributed = true;
+	if (g && kind != GIL_KIND_DROP)
+		thread_fn_add(t, g, (uint64_t)dur);
 	switch (kind) {
 	case GIL_KIND_TAKE:
 		if (hist_add(&t->wait, (uint64_t)dur) < 0 || hist_add(&p->wait, (uint64_t)dur) < 0)
@@ -806,10 +841,13 @@ static void add_hist(struct json_object *o, const char *prefix, const struct sta
 	json_object_object_add(o, key, u64(h->max));
 }
 
-static struct json_object *thread_json(const struct stats_thread *t)
+static struct json_object *thread_json(const struct stats *s, const struct stats_thread *t)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = json_object_new_object(), *top = NULL;
 	int64_t wall = t->seen ? stats_span(t->first, t->last) : 0;
+	const struct stats_fn *f;
+	double sh = 0;
+	long fi;
 
 	json_object_object_add(o, "tid", t->tid >= 0 ? json_object_new_int(t->tid) : NULL);
 	json_object_object_add(o, "name", t->tid < 0 ? json_object_new_string("(other threads)") :
@@ -836,6 +874,17 @@ static struct json_object *thread_json(const struct stats_thread *t)
 			       u64(t->held_by_reason[GIL_REASON_VOLUNTARY]));
 	add_hist(o, "wait", &t->wait);
 	add_hist(o, "hold", &t->hold);
+	fi = stats_thread_top_fn(t, &sh);
+	if (fi >= 0 && (size_t)fi < s->nr_fns) {
+		f = &s->fns[fi];
+		top = json_object_new_object();
+		json_object_object_add(top, "function", json_object_new_string(f->display));
+		json_object_object_add(top, "file", f->file ? json_object_new_string(f->file) : NULL);
+		json_object_object_add(top, "line",
+				       f->line >= 0 ? json_object_new_int(f->line) : NULL);
+		json_object_object_add(top, "share", json_object_new_double(sh));
+	}
+	json_object_object_add(o, "mostly_in", top);
 	return o;
 }
 
@@ -871,7 +920,7 @@ static int cmp_handoff(const void *a, const void *b)
 	return x->from != y->from ? (x->from < y->from ? -1 : 1) : (x->to < y->to ? -1 : x->to > y->to);
 }
 
-static struct json_object *proc_json(const struct stats_proc *p)
+static struct json_object *proc_json(const struct stats *s, const struct stats_proc *p)
 {
 	struct json_object *o = json_object_new_object(), *a, *tl, *h;
 	struct stats_handoff *ho;
@@ -898,9 +947,9 @@ static struct json_object *proc_json(const struct stats_proc *p)
 	add_hist(o, "hold", &p->hold);
 	a = json_object_new_array();
 	for (i = 0; i < p->nr_threads; i++)
-		json_object_array_add(a, thread_json(&p->threads[i]));
+		json_object_array_add(a, thread_json(s, &p->threads[i]));
 	if (p->has_other)
-		json_object_array_add(a, thread_json(&p->other));
+		json_object_array_add(a, thread_json(s, &p->other));
 	json_object_object_add(o, "threads", a);
 	tl = json_object_new_object();
 	json_object_object_add(tl, "start_ns", json_object_new_int64(p->origin));
@@ -1031,7 +1080,7 @@ struct json_object *stats_json(const struct stats *s)
 
 	a = json_object_new_array();
 	for (i = 0; i < s->nr_procs; i++) {
-		json_object_array_add(a, proc_json(&s->procs[i]));
+		json_object_array_add(a, proc_json(s, &s->procs[i]));
 		late += s->procs[i].late_waits;
 	}
 	json_object_object_add(o, "processes", a);

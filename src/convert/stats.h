@@ -27,6 +27,7 @@
 
 struct stats;
 struct stats_long_hold;
+struct stats_thread;
 
 /** stats_alloc - empty statistics; waits are matched against holds @window_ns back at most. */
 struct stats *stats_alloc(int64_t window_ns);
@@ -92,6 +93,12 @@ size_t stats_top_functions(const struct stats *s, int key, size_t *out, size_t m
 /** stats_longest - the longest holds, longest first, into @out (STATS_TOP). Returns how many. */
 size_t stats_longest(const struct stats *s, struct stats_long_hold *out);
 
+/**
+ * stats_thread_top_fn - the function thread @t waited and held the GIL in the longest (an
+ * index into ->fns), and that time's share of its attributed wait + hold in *@share. -1: none.
+ */
+long stats_thread_top_fn(const struct stats_thread *t, double *share);
+
 /** stats_thread_name - the recorded name of thread @tid of process @proc, or NULL. */
 const char *stats_thread_name(const struct stats *s, size_t proc, int32_t tid);
 
@@ -110,6 +117,7 @@ static inline int64_t stats_span(int64_t lo, int64_t hi)
 #define STATS_BIN_THREADS 128 /* threads of a process that get their own time bins */
 #define STATS_MAX_THREADS 4096 /* threads of a process with their own row; others folded */
 #define STATS_TOP 20 /* entries in the top lists */
+#define STATS_THREAD_FNS 8 /* functions tracked per thread for its "mostly in" */
 
 struct stats_hist {
 	uint32_t *b; /* STATS_HBUCKETS counts, allocated at the first value */
@@ -128,6 +136,14 @@ struct stats_thread {
 	int64_t *bins; /* 2 * STATS_BINS: wait ns then hold ns per bin; NULL: no bins */
 	bool exited;
 	int64_t last_end; /* end of its last interval */
+	/*
+	 * The functions it waited and held the GIL in the longest (global index + 1, 0: free
+	 * slot), kept by space-saving: exact while it runs at most STATS_THREAD_FNS functions,
+	 * an upper bound after; what names the thread when the OS does not ("mostly in").
+	 */
+	uint32_t top_fn[STATS_THREAD_FNS];
+	uint64_t top_ns[STATS_THREAD_FNS];
+	uint64_t fn_ns; /* wait + hold ns with a function */
 };
 
 struct stats_handoff {

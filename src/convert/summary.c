@@ -114,19 +114,24 @@ static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_
 	quantiles(f, pj, "hold");
 	fputs("\n\n", f);
 
-	fprintf(f, "  %8s %-16s %9s %6s %6s %6s %7s %7s %7s %7s %7s  %-35s  %s\n", "tid", "thread",
-		"wall", "wait%", "hold%", "rel%", "waits", "holds", "rels", "forced", "volunt",
-		"     wait p50      p90      p99      max", "     hold p50      p90      p99      max");
+	fprintf(f, "  %8s %-16s %-20s %9s %6s %6s %6s %7s %7s %7s %7s %7s  %-35s  %s\n", "tid",
+		"thread", p->attributed ? "mostly in" : "", "wall", "wait%", "hold%", "rel%", "waits",
+		"holds", "rels", "forced", "volunt", "     wait p50      p90      p99      max",
+		"     hold p50      p90      p99      max");
 	for (i = 0; i < json_object_array_length(threads); i++) {
-		struct json_object *tid;
+		struct json_object *tid, *top;
 
 		t = json_object_array_get_idx(threads, i);
 		tid = json_object_object_get(t, "tid");
+		top = json_object_object_get(t, "mostly_in");
 		wall = (int64_t)jget(t, "wall_ns");
-		fprintf(f, "  %8s %-16.16s %9s %5.1f%% %5.1f%% %5.1f%% %7llu %7llu %7llu %7llu %7llu ",
+		fprintf(f, "  %8s %-16.16s %-20.20s %9s %5.1f%% %5.1f%% %5.1f%% %7llu %7llu %7llu %7llu "
+			"%7llu ",
 			tid ? json_object_get_string(tid) : "-",
 			json_object_object_get(t, "name") ?
 				json_object_get_string(json_object_object_get(t, "name")) : "",
+			top ? json_object_get_string(json_object_object_get(top, "function")) :
+			      p->attributed ? "-" : "",
 			dur(b1, sizeof(b1), (uint64_t)wall), pct(jget(t, "wait_ns"), wall),
 			pct(jget(t, "hold_ns"), wall), pct(jget(t, "release_ns"), wall),
 			(unsigned long long)jget(t, "waits"), (unsigned long long)jget(t, "holds"),

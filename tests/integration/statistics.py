@@ -51,11 +51,13 @@ def independent(path):
             fn, reason = (r[5], r[6]) if len(r) >= 7 else (0, 0)
             t = threads.setdefault(tid, {"ns": [0, 0, 0], "n": [0, 0, 0], "first": start,
                                          "last": start + dur, "forced": 0, "voluntary": 0,
-                                         "holds": [], "waits": []})
+                                         "holds": [], "waits": [], "fn_ns": {}})
             t["ns"][kind] += dur
             t["n"][kind] += 1
             t["first"] = min(t["first"], start)
             t["last"] = max(t["last"], start + dur)
+            if kind != 2 and fn:
+                t["fn_ns"][fns.get(fn)] = t["fn_ns"].get(fns.get(fn), 0) + dur
             if kind == 2:
                 t["forced"] += reason == 2
                 t["voluntary"] += reason == 1
@@ -81,6 +83,12 @@ def others_waiting(holds, waits):
                 out[fn] = out.get(fn, 0) + max(0, min(he, we) - max(hs, ws))
             i += 1
     return out
+
+
+def spin_name(threads):
+    """The spinners' function: qualified (Busy.spin) from 3.11 on."""
+    names = {n for t in threads.values() for n in t["fn_ns"]}
+    return "Busy.spin" if "Busy.spin" in names else "spin"
 
 
 def quantile_ok(got, values, q):
@@ -130,6 +138,26 @@ def check_statistics(label, path, tids, failures):
                 if not quantile_ok(got_q, vals, int(q[1:]) / 100):
                     failures.append("%s: thread %d %s %s %d off its bucket"
                                     % (label, tid, kind, q, got_q))
+    # "mostly in": the function a thread waited and held the GIL in longest names the thread;
+    # exact for threads that ran at most 8 functions (the converter keeps 8 per thread)
+    role_fn = {"spinner1": spin_name(threads), "spinner2": spin_name(threads),
+               "sleeper": "sleeper", "reader": "reader",
+               "schlaefer": "<name not compact ASCII>"}
+    for role, tid in tids.items():
+        top = byt[tid].get("mostly_in") or {}
+        if top.get("function") != role_fn.get(role):
+            failures.append("%s: %s thread mostly in %s, not %s"
+                            % (label, role, top.get("function"), role_fn.get(role)))
+    for tid, mine in threads.items():
+        top = byt[tid].get("mostly_in")
+        if not mine["fn_ns"] or len(mine["fn_ns"]) > 8:
+            continue
+        name, ns = max(mine["fn_ns"].items(), key=lambda kv: kv[1])
+        share = ns / sum(mine["fn_ns"].values())
+        tie = sum(1 for v in mine["fn_ns"].values() if v == ns) > 1
+        if not top or (not tie and top["function"] != name) or abs(top["share"] - share) > 1e-9:
+            failures.append("%s: thread %d mostly in %s, independently %s (%.6f)"
+                            % (label, tid, top, name, share))
     check(p["hold_ns"] == sum(h[1] - h[0] for h in holds), "%s: process hold total" % label)
     # utilization over time integrates to the holds, waiters to the waits (within a bin's ns)
     tl = p["timeline"]
