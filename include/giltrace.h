@@ -89,6 +89,12 @@ struct gil_thread_summary {
 	uint64_t wall_ns; /* first to last event seen of this thread */
 	uint64_t ns[3]; /* per enum gil_kind */
 	uint64_t count[3];
+	/*
+	 * The Python function it waited for and held the GIL in longest: its name (qualified
+	 * from 3.11), "<why>" when unreadable, "" without attribution. It tells apart threads
+	 * the OS names alike.
+	 */
+	char mostly_in[96];
 };
 
 void gil_options_init(struct gil_options *opts);

@@ -159,6 +159,7 @@ static void summary(struct gil_recorder *rec, int verbosity)
 	const struct gil_process_stats *ps;
 	const struct gil_thread_summary *th;
 	size_t nr, i, nt, k;
+	bool named;
 
 	ps = gil_recorder_stats(rec, &nr);
 	for (i = 0; i < nr; i++) {
@@ -171,15 +172,21 @@ static void summary(struct gil_recorder *rec, int verbosity)
 				(unsigned long long)ps[i].intervals, ps[i].reason ? ps[i].reason : "",
 				ps[i].path);
 			th = gil_recorder_threads(rec, i, &nt);
-			if (nt)
-				fprintf(stderr, "  %8s %-16s %8s %8s %8s   (share of %.3fs recorded)\n",
-					"tid", "name", "wait", "hold", "release",
-					(double)ps[i].wall_ns / 1e9);
+			named = false;
 			for (k = 0; k < nt; k++)
-				fprintf(stderr, "  %8d %-16s %7.1f%% %7.1f%% %7.1f%%\n", (int)th[k].tid,
-					th[k].name, pct(th[k].ns[GIL_KIND_TAKE], ps[i].wall_ns),
+				named |= th[k].mostly_in[0] != '\0';
+			/* shares of the process's recorded time; "mostly in" names look-alike threads */
+			if (nt)
+				fprintf(stderr, "  %8s %-16s %8s %8s %8s%s   (of %.3fs recorded)\n",
+					"tid", "name", "wait", "hold", "release",
+					named ? "   mostly in" : "", (double)ps[i].wall_ns / 1e9);
+			for (k = 0; k < nt; k++)
+				fprintf(stderr, "  %8d %-16s %7.1f%% %7.1f%% %7.1f%%%s%s\n",
+					(int)th[k].tid, th[k].name,
+					pct(th[k].ns[GIL_KIND_TAKE], ps[i].wall_ns),
 					pct(th[k].ns[GIL_KIND_HOLD], ps[i].wall_ns),
-					pct(th[k].ns[GIL_KIND_DROP], ps[i].wall_ns));
+					pct(th[k].ns[GIL_KIND_DROP], ps[i].wall_ns), named ? "   " : "",
+					!named ? "" : th[k].mostly_in[0] ? th[k].mostly_in : "-");
 		}
 	}
 	if (gil_recorder_lost(rec))

@@ -150,6 +150,36 @@ static struct thread *add_thread(struct gil_pairing *p, int32_t tid, uint64_t ts
 	return t;
 }
 
+/* Space-saving over a few slots: a newcomer takes the smallest slot's count as its own. */
+static void top_fn_add(struct gil_thread_stats *st, uint32_t fn, uint64_t ns)
+{
+	size_t i, min = 0;
+
+	for (i = 0; i < GIL_TOP_FNS; i++) {
+		if (st->top_fn[i] == fn || !st->top_fn[i]) {
+			st->top_fn[i] = fn;
+			st->top_ns[i] += ns;
+			return;
+		}
+		if (st->top_ns[i] < st->top_ns[min])
+			min = i;
+	}
+	st->top_fn[min] = fn;
+	st->top_ns[min] += ns;
+}
+
+uint32_t gil_pairing_top_fn(const struct gil_thread_stats *st, uint64_t *ns)
+{
+	size_t i, best = 0;
+
+	for (i = 1; i < GIL_TOP_FNS && st->top_fn[i]; i++)
+		if (st->top_ns[i] > st->top_ns[best])
+			best = i;
+	if (ns)
+		*ns = st->top_fn[best] ? st->top_ns[best] : 0;
+	return st->top_fn[best];
+}
+
 static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uint64_t start,
 		uint64_t end, uint32_t flags, uint32_t fn, uint8_t reason)
 {
@@ -174,6 +204,8 @@ static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uin
 	iv.reason = reason;
 	t->st.ns[kind] += iv.dur;
 	t->st.count[kind]++;
+	if (fn && kind != GIL_KIND_DROP)
+		top_fn_add(&t->st, fn, iv.dur);
 	return p->emit ? p->emit(p->ctx, &iv) : 0;
 }
 

@@ -32,13 +32,27 @@ enum gil_ev {
 /* Called for every finished interval; a negative return is passed back to the caller. */
 typedef int (*gil_emit_fn)(void *ctx, const struct gil_interval *iv);
 
+#define GIL_TOP_FNS 8
+
 struct gil_thread_stats {
 	int32_t tid;
 	bool exited;
 	uint64_t first_ts, last_ts;
 	uint64_t ns[3]; /* per enum gil_kind */
 	uint64_t count[3];
+	/*
+	 * The functions its waits and holds named, by time (0: free slot), kept by space-saving:
+	 * exact for up to GIL_TOP_FNS functions, an upper bound after. See gil_pairing_top_fn().
+	 */
+	uint32_t top_fn[GIL_TOP_FNS];
+	uint64_t top_ns[GIL_TOP_FNS];
 };
+
+/**
+ * gil_pairing_top_fn - the function @st waited and held the GIL in longest (0: none known),
+ * and that time in *@ns.
+ */
+uint32_t gil_pairing_top_fn(const struct gil_thread_stats *st, uint64_t *ns);
 
 struct gil_pairing;
 

@@ -1594,6 +1594,7 @@ static void close_target_fds(struct gil_recorder *rec, struct target *t)
 static void fill_summary(struct target *t)
 {
 	struct gil_thread_stats *st, other;
+	const struct gil_fn *fn;
 	size_t nr, i, k;
 
 	nr = gil_pairing_threads(t->pairing, NULL, 0, NULL);
@@ -1611,6 +1612,14 @@ static void fill_summary(struct target *t)
 		snprintf(t->summary[i].name, sizeof(t->summary[i].name), "%s",
 			 st[i].tid < 0 ? "(exited threads)" : name_of(t, st[i].tid));
 		t->summary[i].wall_ns = st[i].last_ts - st[i].first_ts;
+		fn = t->fntab && st[i].tid >= 0 ? gil_fntab_get(t->fntab, gil_pairing_top_fn(&st[i], NULL))
+						 : NULL;
+		if (fn && fn->name)
+			snprintf(t->summary[i].mostly_in, sizeof(t->summary[i].mostly_in), "%s",
+				 fn->name);
+		else if (fn)
+			snprintf(t->summary[i].mostly_in, sizeof(t->summary[i].mostly_in), "<%s>",
+				 fn->why ? fn->why : "unreadable");
 		for (k = 0; k < 3; k++) {
 			t->summary[i].ns[k] = st[i].ns[k];
 			t->summary[i].count[k] = st[i].count[k];

@@ -56,7 +56,19 @@ def run(label, exe, ver, env=None, extra=()):
     header, records, footer = read_recording(files[0])
     shutil.rmtree(rec.outdir, ignore_errors=True)
     check(footer is not None, "%s: recording not complete" % label)
-    return header, records, {role: int(tid) for role, tid in done.items()}
+    return header, records, {role: int(tid) for role, tid in done.items()}, rec.err
+
+
+def summary_mostly_in(err):
+    """tid -> the "mostly in" column of gil-record's closing summary."""
+    out, on = {}, False
+    for line in err.splitlines():
+        cols = line.split()
+        if cols[:5] == ["tid", "name", "wait", "hold", "release"]:
+            on = cols[5:7] == ["mostly", "in"]
+        elif on and len(cols) >= 6 and cols[0].isdigit() and cols[-4].endswith("%"):
+            out[int(cols[0])] = cols[-1]
+    return out
 
 
 def check_attribution(label, ver, header, records, tids, source, failures):
@@ -153,9 +165,16 @@ try:
             log("%s: no debug symbols (apt-get install python%d.%d-dbg): skipped"
                 % (label, ver[0], ver[1]))
             continue
-        header, records, tids = run(label, exe, ver)
+        header, records, tids, err = run(label, exe, ver)
         row = check_attribution(label, ver, header, records, tids, "dwarf", failures)
         report.append((label, "dwarf", row))
+        # gil-record's own summary names each thread by the function it spent its GIL time in
+        shown = summary_mostly_in(err)
+        for role, tid in tids.items():
+            name = expected(role, ver)[0] or "<name not compact ASCII>"
+            if role != "schlaefer" and shown.get(tid) != name:
+                failures.append("%s: summary shows %s mostly in %r, not %r: %s"
+                                % (label, role, shown.get(tid), name, err[-600:]))
     # Without DWARF: the table (3.8 - 3.12) and _Py_DebugOffsets (3.13).
     for label, exe, ver in interpreters:
         if not label.startswith("pyenv-") or not (3, 8) <= ver[:2] <= (3, 13):
@@ -165,14 +184,15 @@ try:
             continue
         env = dict(os.environ, LD_LIBRARY_PATH=d)
         source = "debug_offsets" if ver[:2] >= (3, 13) else "table"
-        header, records, tids = run(label + "-nodwarf", exe, ver, env=env)
+        header, records, tids, _ = run(label + "-nodwarf", exe, ver, env=env)
         check(header["object"].startswith(d), "%s: the stripped copy was not used: %s"
               % (label, header["object"]))
         row = check_attribution(label + "-nodwarf", ver, header, records, tids, source, failures)
         report.append((label, source, row))
     # Off: the old five-element format, no function records, and the header says so.
     label, exe, ver = [p for p in interpreters if p[0].startswith("pyenv-")][-1]
-    header, records, tids = run(label + "-off", exe, ver, extra=("--no-attribution",))
+    header, records, tids, err = run(label + "-off", exe, ver, extra=("--no-attribution",))
+    check("mostly in" not in err, "--no-attribution: the summary names functions: %s" % err)
     ivs = [r for r in records if isinstance(r, list)]
     check(ivs and all(len(r) == 5 for r in ivs), "--no-attribution: intervals are not 5 long")
     check(not any(isinstance(r, dict) and "fn" in r for r in records),
@@ -195,7 +215,7 @@ try:
         os.environ.update(LD_PRELOAD=so, GIL_FAULT="probe_write:1",
                           ASAN_OPTIONS=(saved or "") + ":verify_asan_link_order=0")
         try:
-            header, records, tids = run(label + "-refused", exe, ver, env=clean)
+            header, records, tids, _ = run(label + "-refused", exe, ver, env=clean)
         finally:
             del os.environ["LD_PRELOAD"], os.environ["GIL_FAULT"]
             if saved is None:
