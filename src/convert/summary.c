@@ -81,6 +81,63 @@ static void strip(FILE *f, struct json_object *values, double max)
 	fputs("|\n", f);
 }
 
+/* "tid name (mostly in fn)" of a thread's JSON. */
+static const char *who(char *buf, size_t len, struct json_object *t)
+{
+	struct json_object *tid = json_object_object_get(t, "tid");
+	struct json_object *name = json_object_object_get(t, "name");
+	struct json_object *top = json_object_object_get(t, "mostly_in");
+
+	snprintf(buf, len, "%s %s%s%s%s", tid ? json_object_get_string(tid) : "-",
+		 name ? json_object_get_string(name) : "", top ? " (" : "",
+		 top ? json_object_get_string(json_object_object_get(top, "function")) : "",
+		 top ? ")" : "");
+	return buf;
+}
+
+/*
+ * The answer first: the thread that spent the largest share of its time waiting for the GIL,
+ * and the one that held it the largest share. Threads seen for less than a tenth of the
+ * recording are left out (a thread that lived 1 ms and waited all of it starves nobody).
+ */
+static void verdict(FILE *f, struct json_object *threads, int64_t wall)
+{
+	struct json_object *t, *most_wait = NULL, *most_hold = NULL;
+	double ws = 0, hs = 0, v;
+	char b1[160], b2[32];
+	size_t i, n = json_object_array_length(threads), seen = 0;
+	int pass;
+
+	for (pass = 0; pass < 2 && !seen; pass++) {
+		for (i = 0; i < n; i++) {
+			t = json_object_array_get_idx(threads, i);
+			if (!json_object_object_get(t, "tid") ||
+			    (!pass && (int64_t)jget(t, "wall_ns") * 10 < wall))
+				continue;
+			seen++;
+			v = pct(jget(t, "wait_ns"), (int64_t)jget(t, "wall_ns"));
+			if (jget(t, "waits") && (!most_wait || v > ws)) {
+				most_wait = t;
+				ws = v;
+			}
+			v = pct(jget(t, "hold_ns"), (int64_t)jget(t, "wall_ns"));
+			if (jget(t, "holds") && (!most_hold || v > hs)) {
+				most_hold = t;
+				hs = v;
+			}
+		}
+	}
+	if (seen < 2)
+		return;
+	if (most_wait)
+		fprintf(f, "  most waiting: %s waited for the GIL %.1f%% of its time (p99 wait %s)\n",
+			who(b1, sizeof(b1), most_wait), ws,
+			dur(b2, sizeof(b2), jget(most_wait, "wait_p99_ns")));
+	if (most_hold)
+		fprintf(f, "  most holding: %s held the GIL %.1f%% of its time\n",
+			who(b1, sizeof(b1), most_hold), hs);
+}
+
 static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_object *pj)
 {
 	const struct stats_proc *p = &s->procs[pi];
@@ -112,7 +169,9 @@ static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_
 	quantiles(f, pj, "wait");
 	fprintf(f, "    hold p50/p90/p99/max");
 	quantiles(f, pj, "hold");
-	fputs("\n\n", f);
+	fputc('\n', f);
+	verdict(f, threads, wall);
+	fputc('\n', f);
 
 	fprintf(f, "  %8s %-16s %-20s %9s %6s %6s %6s %7s %7s %7s %7s %7s  %-35s  %s\n", "tid",
 		"thread", p->attributed ? "mostly in" : "", "wall", "wait%", "hold%", "rel%", "waits",

@@ -81,6 +81,12 @@ check_eq((a["held_before_forced_ns"], b["held_before_voluntary_ns"]), (4000, 280
 check_eq((a["hold_p50_ns"], a["hold_p90_ns"], a["hold_p99_ns"], a["hold_max_ns"]),
          (2815, 4000, 4000, 4000), "A's hold percentiles")
 check_eq((b["wait_p50_ns"], b["wait_max_ns"]), (3200, 3200), "B's wait percentiles")
+# "mostly in": A waited 2800 and held 2700 in the unreadable frame, held 4000 in spin; B spent
+# all its 3200 + 2800 in io (releases do not count)
+check_eq(a["mostly_in"], {"function": "<no Python frame>", "file": None, "line": None,
+                          "share": 5500 / 9500}, "A mostly in")
+check_eq(b["mostly_in"], {"function": "io", "file": "w.py", "line": 20, "share": 1.0},
+         "B mostly in")
 
 fns = sj["functions"]
 check_eq([(f["function"], f["held_ns"], f["holds"]) for f in fns["by_held_time"]],
@@ -125,6 +131,10 @@ check_eq(xs[6][2], {"truncated": True, "function": "<no Python frame>"}, "unread
 # text and picture
 out, err = convert("-q", "--summary", "--svg", os.path.join(w, "g.svg"), "-i", rec)
 for needle in ("GIL statistics: 1 process, 2 threads", "recorded 10.0us, GIL held 95.0% of it",
+               "  most waiting: 102 worker (io) waited for the GIL 52.5% of its time "
+               "(p99 wait 3.2us)\n",
+               "  most holding: 101 main (<no Python frame>) held the GIL 67.0% of its time\n",
+               "mostly in", "main             <no Python frame>",
                "spin  w.py:10", "<no Python frame>", "Hand-offs", "Longest holds",
                "     4.0us"):
     check(needle in out, "--summary lacks %r:\n%s" % (needle, out))
@@ -144,6 +154,9 @@ check_eq((so["functions"]["by_held_time"], so["processes"][0]["attribution"]), (
          "no functions without attribution")
 out, err = convert("-q", "--summary", "-i", old)
 check("Python functions: none recorded" in out, "no-attribution text: " + out)
+check_eq(so["processes"][0]["threads"][0]["mostly_in"], None, "no mostly_in without attribution")
+check("mostly in" not in out and "  most waiting: 102 worker waited for the GIL 52.5%" in out,
+      "no-attribution text names no function: " + out)
 
 # cut: no footer; the span ends with the last interval
 cut = os.path.join(w, "GIL_4244_rank_0.json")
