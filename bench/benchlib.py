@@ -156,6 +156,18 @@ def proc_hwm_kb(pid):
     return None
 
 
+def interrupt(p):
+    """SIGINT to @p (a Popen) without reaping it: Popen.send_signal() polls first (Python 3.9+),
+    which reaps a tracer that already ended by itself (perf -p and gil-record --pid end when
+    their targets exit) and leaves wait_rusage() nothing to wait for. A zombie keeps its pid,
+    so the signal cannot reach another process."""
+    if p.returncode is None:
+        try:
+            os.kill(p.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+
+
 def wait_rusage(p, timeout, hwm=0):
     """Reap @p (a Popen) with wait4: (returncode, cpu seconds, peak RSS in KiB).
 
@@ -449,7 +461,7 @@ class PerfTracer:
         self.cpu0 = proc_cpu_s(self.p.pid)
 
     def stop(self):
-        self.p.send_signal(signal.SIGINT)
+        interrupt(self.p)
         err = ""
         rc, cpu, rss = wait_rusage(self.p, 600)
         err = self.p.stderr.read()
@@ -526,7 +538,7 @@ class MinReader:
         self.cpu0 = proc_cpu_s(self.p.pid)
 
     def stop(self):
-        self.p.send_signal(signal.SIGINT)
+        interrupt(self.p)
         rc, cpu, rss = wait_rusage(self.p, 60)
         o = self.p.stdout.read().split()
         if rc != 0 or len(o) < 4:
@@ -571,7 +583,7 @@ class GilRecord:
         self.rss.append(proc_rss_kb(self.p.pid))
 
     def stop(self):
-        self.p.send_signal(signal.SIGINT)
+        interrupt(self.p)
         rc, cpu, rss = wait_rusage(self.p, 600)
         err = self.p.stderr.read()
         if rc != 0:
