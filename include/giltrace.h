@@ -138,6 +138,15 @@ int gil_recorder_finish(struct gil_recorder *rec);
  */
 void gil_recorder_set_reason(struct gil_recorder *rec, const char *reason);
 
+/**
+ * gil_recorder_name_thread - name thread @tid of recorded process @pid in its file from now on
+ * (a thread record, as when the thread renamed itself): the name the program knows it by, such
+ * as Python's threading name, which CPython before 3.14 does not give the OS. Returns 0, or -1
+ * with errno ESRCH when @pid is not being recorded (or its recording ended), EINVAL for an
+ * empty name.
+ */
+int gil_recorder_name_thread(struct gil_recorder *rec, pid_t pid, pid_t tid, const char *name);
+
 /** gil_recorder_free - release the memory of @rec (calls finish first if needed). */
 void gil_recorder_free(struct gil_recorder *rec);
 
@@ -199,7 +208,16 @@ int gil_trace_record_start_opts(const struct gil_options *opts);
 /** gil_trace_record_stop - stop the background recording, finish its files. 0 or -1. */
 int gil_trace_record_stop(void);
 
-/** gil_trace_record_error - why the last start or stop failed. */
+/**
+ * gil_trace_record_name_thread - while a recording started here runs, name thread @tid of this
+ * process @name in this process's file (Python's threading names; the gil_trace_record module
+ * does it for every thread alive at start and at stop). Thread-safe; written by the recording
+ * thread within 100 ms, or at stop. Returns 0, or -1 with errno (ESRCH: no recording is
+ * running; EINVAL: bad tid or empty name) and gil_trace_record_error() set.
+ */
+int gil_trace_record_name_thread(pid_t tid, const char *name);
+
+/** gil_trace_record_error - why the last start, stop or name_thread call failed. */
 const char *gil_trace_record_error(void);
 
 /** gil_version - the library's version string. */

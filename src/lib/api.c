@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "giltrace.h"
 
@@ -23,6 +24,49 @@ static pthread_t worker;
 static volatile int stop_requested;
 static int worker_status; /* 0 ok, -1 failed while recording */
 static char last_error[1024];
+
+/* Names given by gil_trace_record_name_thread(), written by the recording thread. */
+struct pending_name {
+	pid_t tid;
+	char *name;
+};
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pending_name *pending;
+static size_t nr_pending, cap_pending;
+
+/* Forget the names not written (the recording ended by itself before they came). */
+static void drop_names(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&names_lock);
+	for (i = 0; i < nr_pending; i++)
+		free(pending[i].name);
+	free(pending);
+	pending = NULL;
+	nr_pending = cap_pending = 0;
+	pthread_mutex_unlock(&names_lock);
+}
+
+/* On the recording thread: write the names queued so far into this process's file. */
+static void write_names(struct gil_recorder *rec)
+{
+	struct pending_name *v;
+	size_t n, i;
+
+	pthread_mutex_lock(&names_lock);
+	v = pending;
+	n = nr_pending;
+	pending = NULL;
+	nr_pending = cap_pending = 0;
+	pthread_mutex_unlock(&names_lock);
+	for (i = 0; i < n; i++) {
+		/* ESRCH: this process is not among the recorded ones; nothing to name */
+		gil_recorder_name_thread(rec, getpid(), v[i].tid, v[i].name);
+		free(v[i].name);
+	}
+	free(v);
+}
 
 static void *run(void *arg)
 {
@@ -35,7 +79,9 @@ static void *run(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	do {
 		r = gil_recorder_poll(rec, 100);
+		write_names(rec);
 	} while (r > 0 && !__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE));
+	write_names(rec); /* those given just before stop() */
 	/* Over (duration, targets gone, stop): the files are complete now, not at stop(). */
 	if (gil_recorder_finish(rec) < 0)
 		r = -1;
@@ -113,12 +159,58 @@ int gil_trace_record_stop(void)
 	}
 	__atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
 	pthread_join(worker, NULL);
+	drop_names();
 	if (worker_status < 0) {
 		snprintf(last_error, sizeof(last_error), "%s", gil_recorder_error(current));
 		ret = -1;
 	}
 	gil_recorder_free(current);
 	current = NULL;
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+int gil_trace_record_name_thread(pid_t tid, const char *name)
+{
+	struct pending_name *v;
+	char *copy;
+	int ret = -1;
+
+	pthread_mutex_lock(&lock);
+	if (tid <= 0 || !name || !*name) {
+		snprintf(last_error, sizeof(last_error),
+			 "gil_trace_record_name_thread: give a thread id > 0 and a non-empty name");
+		errno = EINVAL;
+		goto out;
+	}
+	if (!current) {
+		snprintf(last_error, sizeof(last_error), "no recording is running");
+		errno = ESRCH;
+		goto out;
+	}
+	copy = strdup(name);
+	if (!copy)
+		goto nomem;
+	pthread_mutex_lock(&names_lock);
+	if (nr_pending == cap_pending) {
+		v = realloc(pending, (cap_pending ? 2 * cap_pending : 16) * sizeof(*v));
+		if (!v) {
+			pthread_mutex_unlock(&names_lock);
+			free(copy);
+			goto nomem;
+		}
+		pending = v;
+		cap_pending = cap_pending ? 2 * cap_pending : 16;
+	}
+	pending[nr_pending].tid = tid;
+	pending[nr_pending++].name = copy;
+	pthread_mutex_unlock(&names_lock);
+	ret = 0;
+	goto out;
+nomem:
+	snprintf(last_error, sizeof(last_error), "out of memory");
+	errno = ENOMEM;
+out:
 	pthread_mutex_unlock(&lock);
 	return ret;
 }

@@ -163,11 +163,18 @@ int gil_rawfile_thread(struct gil_rawfile *w, int32_t tid, const char *name, uin
 
 	if (!o)
 		return -1;
+	char *utf8 = gil_utf8_copy(name ? name : ""); /* comm is bytes; JSON is UTF-8 */
+
+	if (!utf8) {
+		json_object_put(o);
+		return -1;
+	}
 	json_object_object_add(o, "tid", json_object_new_int(tid));
-	json_object_object_add(o, "name", json_object_new_string(name ? name : ""));
+	json_object_object_add(o, "name", json_object_new_string(utf8));
 	json_object_object_add(o, "ts", json_object_new_uint64(ts));
 	ret = put_object(w, "thread", o);
 	json_object_put(o);
+	free(utf8);
 	return ret;
 }
 

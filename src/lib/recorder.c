@@ -90,6 +90,8 @@ struct target {
 	uint64_t events;
 	struct name *names;
 	size_t nr_names;
+	int32_t *given; /* threads the program named (gil_recorder_name_thread) */
+	size_t nr_given;
 	struct gil_thread_summary *summary;
 	size_t nr_summary;
 	const struct gil_fntab *fntab; /* the recorder's; NULL: intervals carry no function */
@@ -440,6 +442,16 @@ static int refresh_decoder(struct gil_recorder *rec)
 
 /* ---- targets -------------------------------------------------------------------------------- */
 
+/* A JSON string of bytes from the system (comm, cmdline): '?' where they break UTF-8. */
+static struct json_object *jstr_utf8(const char *s)
+{
+	char *u = gil_utf8_copy(s);
+	struct json_object *o = json_object_new_string(u ? u : "");
+
+	free(u);
+	return o;
+}
+
 static struct target *target_of(struct gil_recorder *rec, pid_t pid)
 {
 	size_t i;
@@ -532,6 +544,16 @@ static bool has_tid(const struct target *t, pid_t tid)
 
 	for (i = 0; i < t->nr_tids; i++)
 		if (t->tids[i] == tid)
+			return true;
+	return false;
+}
+
+static bool was_given(const struct target *t, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_given; i++)
+		if (t->given[i] == tid)
 			return true;
 	return false;
 }
@@ -788,8 +810,8 @@ static int write_header(struct gil_recorder *rec, struct target *t)
 	json_object_object_add(h, "rank", json_object_new_int(t->rank));
 	json_object_object_add(h, "rank_source",
 			       t->rank_source ? json_object_new_string(t->rank_source) : NULL);
-	json_object_object_add(h, "cmdline", json_object_new_string(t->cmdline ? t->cmdline : ""));
-	json_object_object_add(h, "comm", json_object_new_string(t->comm));
+	json_object_object_add(h, "cmdline", jstr_utf8(t->cmdline ? t->cmdline : ""));
+	json_object_object_add(h, "comm", jstr_utf8(t->comm));
 	ver = python_version_of(o->path);
 	json_object_object_add(h, "python_version", ver ? json_object_new_string(ver) : NULL);
 	free(ver);
@@ -986,6 +1008,7 @@ static void free_target(struct target *t)
 	free(t->cmdline);
 	free(t->filename);
 	free(t->names);
+	free(t->given);
 	free(t->summary);
 	free(t->warning);
 	free(t->fn_written);
@@ -1314,7 +1337,9 @@ static int process_one(struct gil_recorder *rec, const struct qent *e)
 				snprintf(comm, sizeof(comm), "%s", t->comm);
 			remember_name(t, (int32_t)e->tid, comm);
 		}
-		if (gil_rawfile_thread(t->file, (int32_t)e->tid, comm, e->ts) < 0)
+		/* a name the program gave before the thread's first event stays the last word */
+		if (!was_given(t, (int32_t)e->tid) &&
+		    gil_rawfile_thread(t->file, (int32_t)e->tid, comm, e->ts) < 0)
 			goto werr;
 	}
 	return 0;
@@ -1671,7 +1696,7 @@ static int finish_target(struct gil_recorder *rec, struct target *t, uint64_t en
 			continue;
 		th = json_object_new_object();
 		json_object_object_add(th, "tid", json_object_new_int(t->summary[k].tid));
-		json_object_object_add(th, "name", json_object_new_string(t->summary[k].name));
+		json_object_object_add(th, "name", jstr_utf8(t->summary[k].name));
 		json_object_array_add(threads, th);
 	}
 	json_object_object_add(f, "threads", threads);
@@ -1977,6 +2002,30 @@ size_t gil_recorder_nr_targets(const struct gil_recorder *rec)
 const char *gil_recorder_warning(const struct gil_recorder *rec, size_t i)
 {
 	return i < rec->nr_targets && rec->targets[i] ? rec->targets[i]->warning : NULL;
+}
+
+int gil_recorder_name_thread(struct gil_recorder *rec, pid_t pid, pid_t tid, const char *name)
+{
+	struct target *t;
+	int32_t *g;
+
+	if (!name || !*name || tid <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	t = target_of(rec, pid);
+	if (!t || t->state == T_DONE || !t->pairing || !t->file) {
+		errno = ESRCH;
+		return -1;
+	}
+	if (!was_given(t, (int32_t)tid) && t->nr_given < MAX_NAMES) {
+		g = realloc(t->given, (t->nr_given + 1) * sizeof(*g));
+		if (!g)
+			return -1;
+		t->given = g;
+		t->given[t->nr_given++] = (int32_t)tid;
+	}
+	return gil_rawfile_thread(t->file, (int32_t)tid, name, gil_clock_now());
 }
 
 void gil_recorder_set_reason(struct gil_recorder *rec, const char *reason)

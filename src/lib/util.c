@@ -115,3 +115,57 @@ fail:
 	errno = saved;
 	return NULL;
 }
+
+size_t gil_utf8_valid_len(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str, *p = s;
+	unsigned char c;
+	size_t n, i;
+	uint32_t cp;
+
+	while ((c = *p)) {
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			cp = c & 0x07;
+		} else {
+			break;
+		}
+		for (i = 1; i <= n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return (size_t)(p - s);
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		/* overlong, surrogates, beyond U+10FFFF */
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			break;
+		p += n + 1;
+	}
+	return (size_t)(p - s);
+}
+
+char *gil_utf8_copy(const char *s)
+{
+	char *out = strdup(s), *p = out;
+	size_t n;
+
+	if (!out)
+		return NULL;
+	for (;;) {
+		n = gil_utf8_valid_len(p);
+		p += n;
+		if (!*p)
+			return out;
+		*p++ = '?';
+	}
+}

@@ -22,4 +22,14 @@ char *gil_strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Read a whole small file (e.g. /proc/PID/comm) into a malloc'd, NUL-terminated buffer. */
 char *gil_read_file(const char *path, size_t max, size_t *len);
 
+/*
+ * gil_utf8_valid_len - how many leading bytes of NUL-terminated @s are well-formed UTF-8
+ * (strlen(@s) when all are): thread names come from the kernel and from programs as bytes,
+ * and the files are JSON, which must be UTF-8.
+ */
+size_t gil_utf8_valid_len(const char *s);
+
+/* gil_utf8_copy - a malloc'd copy of @s with each byte that breaks UTF-8 replaced by '?'. */
+char *gil_utf8_copy(const char *s);
+
 #endif /* GIL_UTIL_H */

@@ -67,6 +67,54 @@ out, outdir = api("context")
 check(out.startswith("ok "), out)
 own_threads(outdir, json.loads(out[3:]), "stopped")
 
+# Threading names: a thread alive at start (it ends while recording), one alive at stop, one
+# started while recording and alive at stop, one that starts and ends while recording, the main
+# thread. Before 3.8 threading has no native_id: threads alive at start keep their OS name.
+def last_names(records):
+    names = {}
+    for r in records:
+        if isinstance(r, dict) and "thread" in r:
+            names[r["thread"]["tid"]] = r["thread"]["name"]
+    return names
+
+
+def check_names(python, ver):
+    p = subprocess.run([python, os.path.join(WORKLOADS, "api_user.py"), tempfile.mkdtemp(
+        prefix="gilapi-"), "names"], env=env, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and p.stdout.startswith("ok "), "names on %s: %r %r"
+          % (python, p.stdout, p.stderr))
+    outdir = p.args[2]
+    res = json.loads(p.stdout[3:])
+    check(not res["hook_left"], "%s: threading's profile hook left set after stop" % python)
+    path = os.path.join(outdir, "GIL_%d_rank_0.json" % res["pid"])
+    h, records, footer = read_recording(path)
+    names = last_names(records)
+    want = {"main": "MainThread", "early": "early-io", "lasting": "tr\u00e4ger-1",
+            "late": "loader", "brief": "brief"}
+    if ver < (3, 8):  # no native_id: threads name themselves when they start, or the caller
+        want = {"main": "MainThread", "late": "loader", "brief": "brief"}
+    for key, name in want.items():
+        check(names.get(res["ids"][key]) == name, "%s: thread %s (%d) named %r, not %r: %s"
+              % (python, key, res["ids"][key], names.get(res["ids"][key]), name, names))
+    # the trace's rows carry them (its last thread_name per tid)
+    trace = os.path.join(outdir, "t.json")
+    check(subprocess.call([GIL_CONVERT, "-q", "-i", path, "-o", trace]) == 0, "convert")
+    shown = {}
+    for e in json.load(open(trace, encoding="utf-8"))["traceEvents"]:
+        if e["ph"] == "M" and e["name"] == "thread_name":
+            shown[e["tid"]] = e["args"]["name"]
+    for key, name in want.items():
+        check(shown.get(res["ids"][key]) == name, "%s: trace row of %s is %r"
+              % (python, key, shown.get(res["ids"][key])))
+    return len(want)
+
+
+named = check_names(exe, ver)
+old_py = [p for p in pythons(include_system=False) if p[2][:2] == (3, 7)]
+if old_py:
+    named += check_names(old_py[0][1], old_py[0][2])
+check_no_probes()
+
 free = 4000000
 while os.path.exists("/proc/%d" % free):
     free += 1
@@ -111,4 +159,4 @@ if os.access(GIL_CONVERT, os.X_OK):
     e2 = [(e["ph"], e["name"]) for e in json.load(open(t2))["traceEvents"] if e["ph"] == "X"]
     check(len(e1) == len(e2), "converted %d vs %d slices" % (len(e1), len(e2)))
 check_no_probes()
-log("PASS")
+log("PASS: %d threads named" % named)

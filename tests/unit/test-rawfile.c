@@ -19,6 +19,7 @@
 
 #include "giltrace.h"
 #include "rawfile.h"
+#include "util.h"
 
 static char dir[] = "/tmp/test-rawfile.XXXXXX";
 static int dirfd_;
@@ -155,6 +156,56 @@ static void expect_record(const struct gil_record *rec, int i)
 		assert_int_equal(json_object_get_int(v), 12);
 		break;
 	}
+}
+
+/* Names are bytes (comm, a program's): the file stays UTF-8, '?' where they are not. */
+static void test_utf8_names(void **state)
+{
+	static const struct {
+		const char *in, *out;
+		size_t valid;
+	} cases[] = {
+		{ "python3", "python3", 7 },
+		{ "w\xc3\xb6rker", "w\xc3\xb6rker", 7 },		/* ö */
+		{ "\xe5\xbc\xa0\xe4\xb8\x89", "\xe5\xbc\xa0\xe4\xb8\x89", 6 },	/* CJK */
+		{ "\xf0\x9f\x90\x8d", "\xf0\x9f\x90\x8d", 4 },	/* U+1F40D */
+		{ "a\xff" "b", "a?b", 1 },				/* never valid */
+		{ "l\xe4uft", "l?uft", 1 },			/* latin-1 ä */
+		{ "\xc0\xaf", "??", 0 },				/* overlong '/' */
+		{ "\xed\xa0\x80", "???", 0 },			/* a surrogate */
+		{ "cut\xe5\xbc", "cut??", 3 },			/* cut short */
+	};
+	struct json_object *header;
+	struct gil_record rec;
+	struct gil_rawfile *w;
+	struct gil_reader *r;
+	char err[256], *c;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(gil_utf8_valid_len(cases[i].in), cases[i].valid);
+		c = gil_utf8_copy(cases[i].in);
+		assert_string_equal(c, cases[i].out);
+		assert_int_equal(gil_utf8_valid_len(c), strlen(c));
+		free(c);
+	}
+	unlinkat(dirfd_, "utf8.json", 0);
+	w = gil_rawfile_create(dirfd_, "utf8.json", err, sizeof(err));
+	assert_non_null(w);
+	header = json_tokener_parse("{\"tool\":\"giltrace 0.1.0\",\"pid\":7,\"rank\":0,"
+				    "\"clock\":\"CLOCK_MONOTONIC_RAW\",\"start_ns\":1}");
+	assert_int_equal(gil_rawfile_header(w, header), 0);
+	assert_int_equal(gil_rawfile_thread(w, 7, "l\xe4uft", 1), 0);
+	gil_rawfile_free(w);
+	json_object_put(header);
+	r = gil_reader_open(path_of("utf8.json"), err, sizeof(err));
+	assert_non_null(r);
+	while ((ret = gil_reader_next(r, &rec)) > 0 && rec.type != GIL_REC_THREAD)
+		;
+	assert_int_equal(ret, 1);
+	assert_string_equal(rec.name, "l?uft");
+	gil_reader_close(r);
 }
 
 static void test_round_trip(void **state)
@@ -566,7 +617,8 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_cut_everywhere),
+		cmocka_unit_test(test_utf8_names),   cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_cut_everywhere),
 		cmocka_unit_test(test_large),        cmocka_unit_test(test_general_path),
 		cmocka_unit_test(test_systrace),     cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_read_errors),  cmocka_unit_test(test_empty),

@@ -1,7 +1,9 @@
 """Uses the Python API the way a training script would. Usage:
     api_user.py OUTDIR MODE [SIBLING_PID]
 MODE: "self" (record own threads and a sibling until stop), "duration" (1 s, no stop before),
-"fail" (a pid that does not exist), "context" (with-statement).
+"fail" (a pid that does not exist), "context" (with-statement), "names" (threads with threading
+names: one that ends while recording, one alive until after stop, one started while recording
+and alive at stop, one started and ended while recording).
 Prints 'ok <json>' or 'error <message>'."""
 import ctypes
 import json
@@ -54,6 +56,39 @@ try:
         with gil_trace_record(pid_list=[os.getpid()], output_dir=outdir):
             tids = two_threads()
         print("ok " + json.dumps({"tids": tids, "pid": os.getpid()}))
+    elif mode == "names":
+        ids = {}
+        release, started = threading.Event(), threading.Event()
+
+        def named(key, wait):
+            ids[key] = libc.syscall(186)
+            started.wait()
+            for _ in range(N):
+                libc.getppid()
+            if wait:
+                release.wait()
+        early = threading.Thread(target=named, args=("early", False), name="early-io")
+        lasting = threading.Thread(target=named, args=("lasting", True), name="tr\u00e4ger-1")
+        early.start()
+        lasting.start()
+        time.sleep(0.2)
+        gil_trace_record_start(pid_list=[os.getpid()], duration=-1, output_dir=outdir)
+        started.set()
+        early.join()
+        late = threading.Thread(target=named, args=("late", True), name="loader")
+        late.start()
+        brief = threading.Thread(target=named, args=("brief", False), name="brief")
+        brief.start()
+        brief.join()
+        time.sleep(0.3)
+        ids["main"] = libc.syscall(186)
+        gil_trace_record_stop()
+        release.set()
+        lasting.join()
+        late.join()
+        print("ok " + json.dumps({"ids": ids, "pid": os.getpid(),
+                                  "hook_left": getattr(threading, "_profile_hook", None)
+                                  is not None}))
     elif mode == "fail":
         gil_trace_record_start(pid_list=[int(sys.argv[3])], output_dir=outdir)
         print("ok no error?!")
