@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Uses the public C API as a program embedding giltrace would: records a pid for a while. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -23,6 +24,11 @@ int main(int argc, char **argv)
 		printf("error %s\n", gil_trace_record_error());
 		return 1;
 	}
+	/* naming: bad arguments refused; a thread of a process not recorded is fine (ignored) */
+	if (gil_trace_record_name_thread(0, "x") == 0 || errno != EINVAL ||
+	    gil_trace_record_name_thread(getpid(), "") == 0 || errno != EINVAL ||
+	    gil_trace_record_name_thread(getpid(), "c_api_user main") < 0)
+		return 4;
 	usleep((useconds_t)(atof(argv[2]) * 1e6));
 	if (gil_trace_record_stop() < 0) {
 		printf("error %s\n", gil_trace_record_error());
@@ -30,6 +36,8 @@ int main(int argc, char **argv)
 	}
 	if (gil_trace_record_stop() == 0 || !gil_trace_record_error()[0])
 		return 3; /* a second stop must fail with a reason */
+	if (gil_trace_record_name_thread(getpid(), "late") == 0 || errno != ESRCH)
+		return 5; /* no recording: nothing to name */
 	printf("ok %s\n", gil_trace_record_error());
 	return 0;
 }
