@@ -1637,8 +1637,9 @@ static void fill_summary(struct target *t)
 		snprintf(t->summary[i].name, sizeof(t->summary[i].name), "%s",
 			 st[i].tid < 0 ? "(exited threads)" : name_of(t, st[i].tid));
 		t->summary[i].wall_ns = st[i].last_ts - st[i].first_ts;
-		fn = t->fntab && st[i].tid >= 0 ? gil_fntab_get(t->fntab, gil_pairing_top_fn(&st[i], NULL))
-						 : NULL;
+		fn = NULL;
+		if (t->fntab && st[i].tid >= 0)
+			fn = gil_fntab_get(t->fntab, gil_pairing_top_fn(&st[i], NULL));
 		if (fn && fn->name)
 			snprintf(t->summary[i].mostly_in, sizeof(t->summary[i].mostly_in), "%s",
 				 fn->name);
