@@ -5,6 +5,7 @@
 #endif
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,37 +97,50 @@ static const char *who(char *buf, size_t len, struct json_object *t)
 }
 
 /*
+ * The thread with the largest share of its time waiting (@hold: holding), among the threads
+ * seen for at least a tenth of @wall (all of them when none was); *@seen: how many counted.
+ */
+static struct json_object *most(struct json_object *threads, int64_t wall, bool hold,
+				double *share, size_t *seen)
+{
+	struct json_object *t, *best = NULL;
+	size_t i, n = json_object_array_length(threads);
+	double v;
+	int pass;
+
+	*seen = 0;
+	*share = 0;
+	for (pass = 0; pass < 2 && !*seen; pass++) {
+		for (i = 0; i < n; i++) {
+			t = json_object_array_get_idx(threads, i);
+			if (!json_object_object_get(t, "tid") ||
+			    (!pass && (int64_t)jget(t, "wall_ns") * 10 < wall))
+				continue;
+			(*seen)++;
+			v = pct(jget(t, hold ? "hold_ns" : "wait_ns"), (int64_t)jget(t, "wall_ns"));
+			if (jget(t, hold ? "holds" : "waits") && (!best || v > *share)) {
+				best = t;
+				*share = v;
+			}
+		}
+	}
+	return best;
+}
+
+/*
  * The answer first: the thread that spent the largest share of its time waiting for the GIL,
  * and the one that held it the largest share. Threads seen for less than a tenth of the
  * recording are left out (a thread that lived 1 ms and waited all of it starves nobody).
  */
 static void verdict(FILE *f, struct json_object *threads, int64_t wall)
 {
-	struct json_object *t, *most_wait = NULL, *most_hold = NULL;
-	double ws = 0, hs = 0, v;
+	struct json_object *most_wait, *most_hold;
+	double ws, hs;
 	char b1[160], b2[32];
-	size_t i, n = json_object_array_length(threads), seen = 0;
-	int pass;
+	size_t seen;
 
-	for (pass = 0; pass < 2 && !seen; pass++) {
-		for (i = 0; i < n; i++) {
-			t = json_object_array_get_idx(threads, i);
-			if (!json_object_object_get(t, "tid") ||
-			    (!pass && (int64_t)jget(t, "wall_ns") * 10 < wall))
-				continue;
-			seen++;
-			v = pct(jget(t, "wait_ns"), (int64_t)jget(t, "wall_ns"));
-			if (jget(t, "waits") && (!most_wait || v > ws)) {
-				most_wait = t;
-				ws = v;
-			}
-			v = pct(jget(t, "hold_ns"), (int64_t)jget(t, "wall_ns"));
-			if (jget(t, "holds") && (!most_hold || v > hs)) {
-				most_hold = t;
-				hs = v;
-			}
-		}
-	}
+	most_wait = most(threads, wall, false, &ws, &seen);
+	most_hold = most(threads, wall, true, &hs, &seen);
 	if (seen < 2)
 		return;
 	if (most_wait)
@@ -337,6 +351,38 @@ static void longest_text(FILE *f, const struct stats *s)
 	fputc('\n', f);
 }
 
+/* Several processes (a multi-rank job): one line each, to see which rank the GIL costs most. */
+static void overview(FILE *f, const struct stats *s, struct json_object *procs)
+{
+	const struct stats_proc *p;
+	struct json_object *pj, *t;
+	char b1[32], b2[160], rank[24];
+	int64_t wall;
+	double share;
+	size_t i, seen;
+
+	fprintf(f, "  %6s %8s %10s %6s %8s  %s\n", "rank", "pid", "recorded", "held", "waiters",
+		"most waiting thread (share of its time)");
+	for (i = 0; i < s->nr_procs; i++) {
+		p = &s->procs[i];
+		pj = json_object_array_get_idx(procs, i);
+		wall = p->have_hi && p->have_lo ? stats_span(p->lo, p->hi) : 0;
+		t = most(json_object_object_get(pj, "threads"), wall, false, &share, &seen);
+		if (p->rank >= 0)
+			snprintf(rank, sizeof(rank), "%lld", (long long)p->rank);
+		else
+			snprintf(rank, sizeof(rank), "-");
+		fprintf(f, "  %6s %8lld %10s %5.1f%% %8.2f  ", rank, (long long)p->os_pid,
+			dur(b1, sizeof(b1), (uint64_t)wall), pct(p->ns[GIL_KIND_HOLD], wall),
+			wall > 0 ? (double)p->ns[GIL_KIND_TAKE] / (double)wall : 0.0);
+		if (t)
+			fprintf(f, "%s %.1f%%\n", who(b2, sizeof(b2), t), share);
+		else
+			fputs("-\n", f);
+	}
+	fputc('\n', f);
+}
+
 int stats_write_text(const struct stats *s, FILE *f)
 {
 	struct json_object *j = stats_json(s), *procs;
@@ -351,6 +397,8 @@ int stats_write_text(const struct stats *s, FILE *f)
 		threads += s->procs[i].nr_threads + s->procs[i].has_other;
 	fprintf(f, "GIL statistics: %zu process%s, %zu thread%s\n\n", s->nr_procs,
 		s->nr_procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s");
+	if (s->nr_procs > 1)
+		overview(f, s, procs);
 	for (i = 0; i < s->nr_procs; i++)
 		process_text(f, s, i, json_object_array_get_idx(procs, i));
 	functions_text(f, s);

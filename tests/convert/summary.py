@@ -19,10 +19,10 @@ F_BEGIN_UNKNOWN, F_TRUNCATED = 1, 2
 VOL, FORCED = 1, 2
 
 
-def build(attributed=True, complete=True):
+def build(attributed=True, complete=True, pid=4242, rank=0):
     """A (main) holds from before the start in spin(), is forced off; B waited in io(), holds,
     releases voluntarily; A waits and holds to the end in a frame it could not read."""
-    r = Recording().header(**header_for(4242, 0, S, 0))
+    r = Recording().header(**header_for(pid, rank, S, 0))
     if attributed:
         r.raw(dumps({"fn": {"id": 1, "name": "spin", "file": "w.py", "line": 10}}))
         r.raw(dumps({"fn": {"id": 2, "name": "io", "file": "w.py", "line": 20}}))
@@ -143,6 +143,20 @@ check(not os.path.exists(os.path.join(w, "GIL_4242_rank_0_trace.json")),
 svg = ET.parse(os.path.join(w, "g.svg")).getroot()
 check(svg.tag.endswith("svg") and sum(1 for e in svg.iter() if e.tag.endswith("rect")) > 5,
       "the picture")
+
+# several processes (ranks): one overview line each before the per-process sections
+ranks = os.path.join(w, "ranks")
+os.makedirs(ranks, exist_ok=True)
+build().write(os.path.join(ranks, "GIL_4242_rank_0.json"))
+build(pid=4250, rank=1).write(os.path.join(ranks, "GIL_4250_rank_1.json"))
+out, err = convert("-q", "--summary", "-i", ranks)
+want = ("GIL statistics: 2 processes, 4 threads\n\n"
+        "    rank      pid   recorded   held  waiters  most waiting thread (share of its time)\n"
+        "       0     4242     10.0us  95.0%     0.60  102 worker (io) 52.5%\n"
+        "       1     4250     10.0us  95.0%     0.60  102 worker (io) 52.5%\n\nProcess ")
+check(out.startswith(want), "overview of two ranks:\n%s" % out[:600])
+out, err = convert("-q", "--summary", "-i", rec)
+check("most waiting thread (share" not in out, "an overview for one process")
 
 # without attribution: the same times, no functions
 old = os.path.join(w, "GIL_4243_rank_0.json")
