@@ -227,6 +227,36 @@ static struct json_object *report(struct conv *c, struct gil_reader *r,
 	return o;
 }
 
+
+/*
+ * A thread the OS names like its process (CPython before 3.14 names every thread so) gets the
+ * function it was mostly in beside its name, so that the timeline's rows can be told apart:
+ * "python3.12 (compute)". Named threads ("pt_autograd_0", threading names given through the
+ * API) keep their name; so do threads mostly in an unreadable frame.
+ */
+static int label_thread(void *ctx, int32_t tid, const char *name, const char *mostly_in)
+{
+	struct conv *c = ctx;
+	struct json_object *v;
+	const char *comm;
+	char *label;
+	int ret;
+
+	if (!mostly_in || mostly_in[0] == '<' || !c->ci->header ||
+	    !json_object_object_get_ex(c->ci->header, "comm", &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return 0;
+	comm = json_object_get_string(v);
+	if (name && strcmp(name, comm))
+		return 0;
+	label = gil_strfmt("%s (%s)", name ? name : comm, mostly_in);
+	if (!label)
+		return -1;
+	ret = timeline_thread(c->tl, tid, label);
+	free(label);
+	return ret;
+}
+
 static int convert_one(struct conv *c, struct conv_input *ci, struct json_object *reports)
 {
 	struct systrace *st = NULL;
@@ -306,7 +336,9 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 	}
 	if (st)
 		systrace_finish(st, &ss);
-	ret = timeline_end(c->tl, &ts);
+	ret = stats_each_thread(c->stats, label_thread, c);
+	if (ret == 0)
+		ret = timeline_end(c->tl, &ts);
 	if (ret == 0)
 		ret = stats_end(c->stats);
 	if (ret < 0)

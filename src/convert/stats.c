@@ -687,6 +687,27 @@ long stats_thread_top_fn(const struct stats_thread *t, double *share)
 	return (long)t->top_fn[best] - 1;
 }
 
+int stats_each_thread(const struct stats *s,
+		      int (*fn)(void *ctx, int32_t tid, const char *name, const char *mostly_in),
+		      void *ctx)
+{
+	const struct stats_proc *p = s->cur;
+	const struct stats_thread *t;
+	long fi;
+	size_t i;
+	int ret;
+
+	for (i = 0; p && i < p->nr_threads; i++) {
+		t = &p->threads[i];
+		fi = stats_thread_top_fn(t, NULL);
+		ret = fn(ctx, t->tid, t->name,
+			 fi >= 0 && (size_t)fi < s->nr_fns ? s->fns[fi].display : NULL);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, int64_t dur)
 {
 	struct stats_proc *p = s->cur;

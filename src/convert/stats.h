@@ -99,6 +99,15 @@ size_t stats_longest(const struct stats *s, struct stats_long_hold *out);
  */
 long stats_thread_top_fn(const struct stats_thread *t, double *share);
 
+/**
+ * stats_each_thread - call @fn for every thread of the current process (between stats_begin and
+ * stats_end) with its recorded name (NULL if none) and the display name of the function it was
+ * mostly in (NULL without one). Stops at, and returns, the first non-zero return.
+ */
+int stats_each_thread(const struct stats *s,
+		      int (*fn)(void *ctx, int32_t tid, const char *name, const char *mostly_in),
+		      void *ctx);
+
 /** stats_thread_name - the recorded name of thread @tid of process @proc, or NULL. */
 const char *stats_thread_name(const struct stats *s, size_t proc, int32_t tid);
 

@@ -221,6 +221,22 @@ def check_outputs(label, path, failures):
             t = json.load(f)
         if t["otherData"]["statistics"] != sj:
             failures.append("%s: otherData.statistics differs from --summary-json" % label)
+        # rows of threads the OS names like the process read "python3.12 (Busy.spin)"
+        header = read_recording(path)[0]
+        shown = {}
+        for e in t["traceEvents"]:
+            if e.get("ph") == "M" and e["name"] == "thread_name":
+                shown[e["tid"]] = e["args"]["name"]
+        for th in sj["processes"][0]["threads"]:
+            top = (th.get("mostly_in") or {}).get("function")
+            want = th["name"]
+            if top and not top.startswith("<") and th["name"] == header["comm"]:
+                want = "%s (%s)" % (th["name"], top)
+            if shown.get(th["tid"]) != want:
+                failures.append("%s: thread %s's row is %r, not %r"
+                                % (label, th["tid"], shown.get(th["tid"]), want))
+        if not any(n.endswith("spin)") for n in shown.values()):
+            failures.append("%s: no row names the spinners' function: %s" % (label, shown))
         xs = [e for e in t["traceEvents"] if e.get("ph") == "X"]
         with_fn = [e for e in xs if "function" in e.get("args", {})]
         if len(with_fn) < 0.9 * len(xs):
