@@ -154,11 +154,26 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+#define SUMMARY_ROWS 10 /* threads per process in the closing summary; -v shows them all */
+
+static const struct gil_thread_summary *sort_base;
+
+/* Longest waiting first (the wait column, descending): the thread that starves is on top. */
+static int by_wait(const void *a, const void *b)
+{
+	const struct gil_thread_summary *x = &sort_base[*(const size_t *)a];
+	const struct gil_thread_summary *y = &sort_base[*(const size_t *)b];
+
+	if (x->ns[GIL_KIND_TAKE] != y->ns[GIL_KIND_TAKE])
+		return x->ns[GIL_KIND_TAKE] > y->ns[GIL_KIND_TAKE] ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
 static void summary(struct gil_recorder *rec, int verbosity)
 {
 	const struct gil_process_stats *ps;
 	const struct gil_thread_summary *th;
-	size_t nr, i, nt, k;
+	size_t nr, i, nt, k, j, *order, rows;
 	bool named;
 
 	ps = gil_recorder_stats(rec, &nr);
@@ -180,13 +195,27 @@ static void summary(struct gil_recorder *rec, int verbosity)
 				fprintf(stderr, "  %8s %-16s %8s %8s %8s%s   (of %.3fs recorded)\n",
 					"tid", "name", "wait", "hold", "release",
 					named ? "   mostly in" : "", (double)ps[i].wall_ns / 1e9);
-			for (k = 0; k < nt; k++)
+			order = calloc(nt ? nt : 1, sizeof(*order));
+			for (k = 0; order && k < nt; k++)
+				order[k] = k;
+			if (order) {
+				sort_base = th;
+				qsort(order, nt, sizeof(*order), by_wait);
+			}
+			rows = verbosity >= GIL_VERBOSE || nt <= SUMMARY_ROWS + 1 ? nt : SUMMARY_ROWS;
+			for (j = 0; j < rows; j++) {
+				k = order ? order[j] : j;
 				fprintf(stderr, "  %8d %-16s %7.1f%% %7.1f%% %7.1f%%%s%s\n",
 					(int)th[k].tid, th[k].name,
 					pct(th[k].ns[GIL_KIND_TAKE], ps[i].wall_ns),
 					pct(th[k].ns[GIL_KIND_HOLD], ps[i].wall_ns),
 					pct(th[k].ns[GIL_KIND_DROP], ps[i].wall_ns), named ? "   " : "",
 					!named ? "" : th[k].mostly_in[0] ? th[k].mostly_in : "-");
+			}
+			if (rows < nt)
+				fprintf(stderr, "  ... and %zu more threads, waiting less (-v lists them; "
+					"gil-convert --summary has them all)\n", nt - rows);
+			free(order);
 		}
 	}
 	if (gil_recorder_lost(rec))

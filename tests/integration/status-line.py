@@ -57,4 +57,41 @@ try:
 finally:
     w.finish()
 check_no_probes()
+
+
+def closing_rows(err):
+    """The thread rows of the closing summary (tid, wait %), and the '... and N more' count."""
+    rows, more = [], 0
+    for line in err.splitlines():
+        m = re.match(r"^\s+(\d+) \S.*?\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]+)%", line)
+        if m:
+            rows.append((int(m.group(1)), float(m.group(2))))
+        m = re.match(r"^  \.\.\. and (\d+) more threads, waiting less", line)
+        if m:
+            more = int(m.group(1))
+    return rows, more
+
+
+# The closing summary puts the longest waiting thread first and shows 10 rows (all with -v):
+# 14 spinners and the main thread.
+for extra in ((), ("-v",)):
+    cw = Workload(exe, "contention.py", 14, 1.0)
+    rec = Recorder("--pid", cw.pid, *extra)
+    cw.go()
+    cw.wait_done()
+    cw.finish()
+    check(rec.wait() == 0, "gil-record %s: %s" % (extra, rec.err))
+    rows, more = closing_rows(rec.err)
+    footer = read_recording(rec.files()[0])[2]
+    seen = len(footer["threads"])
+    check(seen >= 14, "only %d threads recorded" % seen)
+    if extra:
+        check(len(rows) == seen and more == 0, "-v: %d rows of %d threads, %d more: %s"
+              % (len(rows), seen, more, rec.err))
+    else:
+        check(len(rows) == 10 and more == seen - 10, "%d rows and %d more of %d threads: %s"
+              % (len(rows), more, seen, rec.err))
+    waits = [r[1] for r in rows]
+    check(waits == sorted(waits, reverse=True), "rows not longest waiting first: %s" % rows)
+check_no_probes()
 log("PASS: %d updates" % len(updates))
