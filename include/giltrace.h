@@ -213,7 +213,8 @@ int gil_trace_record_stop(void);
  * process @name in this process's file (Python's threading names; the gil_trace_record module
  * does it for every thread alive at start and at stop). Thread-safe; written by the recording
  * thread within 100 ms, or at stop. Returns 0, or -1 with errno (ESRCH: no recording is
- * running; EINVAL: bad tid or empty name) and gil_trace_record_error() set.
+ * running; EINVAL: bad tid or empty name; EAGAIN: 4096 names already wait, as after the
+ * duration ended the recording) and gil_trace_record_error() set.
  */
 int gil_trace_record_name_thread(pid_t tid, const char *name);
 

@@ -26,6 +26,7 @@ static int worker_status; /* 0 ok, -1 failed while recording */
 static char last_error[1024];
 
 /* Names given by gil_trace_record_name_thread(), written by the recording thread. */
+#define MAX_PENDING 4096
 struct pending_name {
 	pid_t tid;
 	char *name;
@@ -192,6 +193,15 @@ int gil_trace_record_name_thread(pid_t tid, const char *name)
 	if (!copy)
 		goto nomem;
 	pthread_mutex_lock(&names_lock);
+	if (nr_pending >= MAX_PENDING) {
+		/* the recording thread is gone (duration reached) or far behind */
+		pthread_mutex_unlock(&names_lock);
+		free(copy);
+		snprintf(last_error, sizeof(last_error),
+			 "%d thread names are already waiting to be written", MAX_PENDING);
+		errno = EAGAIN;
+		goto out;
+	}
 	if (nr_pending == cap_pending) {
 		v = realloc(pending, (cap_pending ? 2 * cap_pending : 16) * sizeof(*v));
 		if (!v) {
