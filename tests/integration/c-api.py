@@ -1,5 +1,7 @@
 """The public C API (libgiltrace) records a sibling process from a C program; a second stop fails
-with a reason; a bad pid fails the start with one."""
+with a reason; a bad pid fails the start with one; gil_trace_record_name_thread refuses bad
+arguments, answers ESRCH without a recording and EAGAIN past 4096 names waiting after the
+duration ended the recording (tests/c_api_user.c exits non-zero otherwise)."""
 import os
 import subprocess
 import sys
