@@ -152,6 +152,20 @@ static void verdict(FILE *f, struct json_object *threads, int64_t wall)
 			who(b1, sizeof(b1), most_hold), hs);
 }
 
+static const char *thread_id(struct json_object *t)
+{
+	struct json_object *tid = json_object_object_get(t, "tid");
+
+	return tid ? json_object_get_string(tid) : "-";
+}
+
+static const char *thread_name(struct json_object *t)
+{
+	struct json_object *name = json_object_object_get(t, "name");
+
+	return name ? json_object_get_string(name) : "";
+}
+
 static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_object *pj)
 {
 	const struct stats_proc *p = &s->procs[pi];
@@ -187,22 +201,19 @@ static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_
 	verdict(f, threads, wall);
 	fputc('\n', f);
 
-	fprintf(f, "  %8s %-16s %-20s %9s %6s %6s %6s %7s %7s %7s %7s %7s  %-35s  %s\n", "tid",
-		"thread", p->attributed ? "mostly in" : "", "wall", "wait%", "hold%", "rel%", "waits",
-		"holds", "rels", "forced", "volunt", "     wait p50      p90      p99      max",
-		"     hold p50      p90      p99      max");
+	/* two tables, each within a 120-column terminal: shares and counts, then latencies */
+	fprintf(f, "  %8s %-16s %-20s %9s %6s %6s %6s %7s %7s %7s %7s %7s\n", "tid", "thread",
+		p->attributed ? "mostly in" : "", "wall", "wait%", "hold%", "rel%", "waits", "holds",
+		"rels", "forced", "volunt");
 	for (i = 0; i < json_object_array_length(threads); i++) {
-		struct json_object *tid, *top;
+		struct json_object *top;
 
 		t = json_object_array_get_idx(threads, i);
-		tid = json_object_object_get(t, "tid");
 		top = json_object_object_get(t, "mostly_in");
 		wall = (int64_t)jget(t, "wall_ns");
 		fprintf(f, "  %8s %-16.16s %-20.20s %9s %5.1f%% %5.1f%% %5.1f%% %7llu %7llu %7llu %7llu "
-			"%7llu ",
-			tid ? json_object_get_string(tid) : "-",
-			json_object_object_get(t, "name") ?
-				json_object_get_string(json_object_object_get(t, "name")) : "",
+			"%7llu\n",
+			thread_id(t), thread_name(t),
 			top ? json_object_get_string(json_object_object_get(top, "function")) :
 			      p->attributed ? "-" : "",
 			dur(b1, sizeof(b1), (uint64_t)wall), pct(jget(t, "wait_ns"), wall),
@@ -210,6 +221,12 @@ static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_
 			(unsigned long long)jget(t, "waits"), (unsigned long long)jget(t, "holds"),
 			(unsigned long long)jget(t, "releases"), (unsigned long long)jget(t, "forced"),
 			(unsigned long long)jget(t, "voluntary"));
+	}
+	fprintf(f, "\n  %8s %-16s  %-35s  %s\n", "tid", "thread",
+		"     wait p50      p90      p99      max", "     hold p50      p90      p99      max");
+	for (i = 0; i < json_object_array_length(threads); i++) {
+		t = json_object_array_get_idx(threads, i);
+		fprintf(f, "  %8s %-16.16s ", thread_id(t), thread_name(t));
 		quantiles(f, t, "wait");
 		fputs("  ", f);
 		quantiles(f, t, "hold");

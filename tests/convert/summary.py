@@ -6,6 +6,7 @@ hand-off matrix, the longest holds; the same recording without attribution, and 
 trace's slice args and otherData; the options' exact error messages."""
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 
 from convlib import GIL_CONVERT, check, check_eq, convert, log, workdir
@@ -138,6 +139,8 @@ for needle in ("GIL statistics: 1 process, 2 threads", "recorded 10.0us, GIL hel
                "spin  w.py:10", "<no Python frame>", "Hand-offs", "Longest holds",
                "     4.0us"):
     check(needle in out, "--summary lacks %r:\n%s" % (needle, out))
+wide = [l for l in out.splitlines() if re.match(r"^\s+(tid|\d+) ", l) and len(l) > 120]
+check(not wide, "thread tables wider than 120 columns: %s" % wide)
 check(not os.path.exists(os.path.join(w, "GIL_4242_rank_0_trace.json")),
       "--summary without --output wrote a trace")
 svg = ET.parse(os.path.join(w, "g.svg")).getroot()
