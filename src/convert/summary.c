@@ -166,10 +166,34 @@ static const char *thread_name(struct json_object *t)
 	return name ? json_object_get_string(name) : "";
 }
 
+/* Longest waiting first (JSON keeps the recording's order): who lost the most time to the GIL. */
+static int by_wait(const void *a, const void *b)
+{
+	uint64_t x = jget(*(struct json_object *const *)a, "wait_ns");
+	uint64_t y = jget(*(struct json_object *const *)b, "wait_ns");
+
+	return x > y ? -1 : x < y;
+}
+
+/* The threads of @pj sorted by by_wait, as a new array (NULL when out of memory: unsorted). */
+static struct json_object *sorted_threads(struct json_object *pj)
+{
+	struct json_object *all = json_object_object_get(pj, "threads"), *out;
+	size_t i, n = json_object_array_length(all);
+
+	out = json_object_new_array();
+	if (!out)
+		return json_object_get(all);
+	for (i = 0; i < n; i++)
+		json_object_array_add(out, json_object_get(json_object_array_get_idx(all, i)));
+	json_object_array_sort(out, by_wait);
+	return out;
+}
+
 static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_object *pj)
 {
 	const struct stats_proc *p = &s->procs[pi];
-	struct json_object *threads = json_object_object_get(pj, "threads"), *t, *tl, *ho, *h;
+	struct json_object *threads = sorted_threads(pj), *t, *tl, *ho, *h;
 	int64_t wall = p->have_hi && p->have_lo ? stats_span(p->lo, p->hi) : 0;
 	uint64_t forced = 0, vol = 0, unk = 0;
 	double max_waiters = 0, v;
@@ -279,6 +303,7 @@ static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_
 		}
 	}
 	fputc('\n', f);
+	json_object_put(threads);
 }
 
 static const char *where(char *buf, size_t len, const struct stats_fn *fn)

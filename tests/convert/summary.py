@@ -139,6 +139,10 @@ for needle in ("GIL statistics: 1 process, 2 threads", "recorded 10.0us, GIL hel
                "spin  w.py:10", "<no Python frame>", "Hand-offs", "Longest holds",
                "     4.0us"):
     check(needle in out, "--summary lacks %r:\n%s" % (needle, out))
+# thread rows come longest waiting first: B waited 3200 ns, A 2800
+rows = [l.split()[0] for l in out.splitlines()
+        if re.match(r"^\s+10[12] (main|worker) ", l) and "->" not in l]
+check_eq(rows, ["102", "101", "102", "101"], "both thread tables, longest waiting first")
 wide = [l for l in out.splitlines() if re.match(r"^\s+(tid|\d+) ", l) and len(l) > 120]
 check(not wide, "thread tables wider than 120 columns: %s" % wide)
 check(not os.path.exists(os.path.join(w, "GIL_4242_rank_0_trace.json")),
