@@ -15,6 +15,7 @@
 
 #include "giltrace.h"
 #include "stats.h"
+#include "util.h"
 
 #define MAX_HANDOFFS 65536 /* giver/taker pairs kept per process */
 #define MAX_RING (256 * 1024) /* holds kept for matching waits: 6 MiB at most */
@@ -654,32 +655,17 @@ static void longest_add(struct stats *s, const struct stats_long_hold *h)
 	longest_sift(s, 0);
 }
 
-/* Space-saving: count @ns for function @g (global index + 1) in @t's few slots. */
+/* Count @ns for function @g (global index + 1) in @t's few slots. */
 static void thread_fn_add(struct stats_thread *t, uint32_t g, uint64_t ns)
 {
-	size_t i, min = 0;
-
 	t->fn_ns += ns;
-	for (i = 0; i < STATS_THREAD_FNS; i++) {
-		if (t->top_fn[i] == g || !t->top_fn[i]) {
-			t->top_fn[i] = g;
-			t->top_ns[i] += ns;
-			return;
-		}
-		if (t->top_ns[i] < t->top_ns[min])
-			min = i;
-	}
-	t->top_fn[min] = g; /* the newcomer inherits the evicted count: an upper bound */
-	t->top_ns[min] += ns;
+	gil_topk_add(t->top_fn, t->top_ns, STATS_THREAD_FNS, g, ns);
 }
 
 long stats_thread_top_fn(const struct stats_thread *t, double *share)
 {
-	size_t i, best = 0;
+	size_t best = gil_topk_best(t->top_fn, t->top_ns, STATS_THREAD_FNS);
 
-	for (i = 1; i < STATS_THREAD_FNS && t->top_fn[i]; i++)
-		if (t->top_ns[i] > t->top_ns[best])
-			best = i;
 	if (!t->top_fn[best] || !t->fn_ns)
 		return -1;
 	if (share)

@@ -82,15 +82,26 @@ static void strip(FILE *f, struct json_object *values, double max)
 	fputs("|\n", f);
 }
 
+static const char *thread_id(struct json_object *t)
+{
+	struct json_object *tid = json_object_object_get(t, "tid");
+
+	return tid ? json_object_get_string(tid) : "-";
+}
+
+static const char *thread_name(struct json_object *t)
+{
+	struct json_object *name = json_object_object_get(t, "name");
+
+	return name ? json_object_get_string(name) : "";
+}
+
 /* "tid name (mostly in fn)" of a thread's JSON. */
 static const char *who(char *buf, size_t len, struct json_object *t)
 {
-	struct json_object *tid = json_object_object_get(t, "tid");
-	struct json_object *name = json_object_object_get(t, "name");
 	struct json_object *top = json_object_object_get(t, "mostly_in");
 
-	snprintf(buf, len, "%s %s%s%s%s", tid ? json_object_get_string(tid) : "-",
-		 name ? json_object_get_string(name) : "", top ? " (" : "",
+	snprintf(buf, len, "%s %s%s%s%s", thread_id(t), thread_name(t), top ? " (" : "",
 		 top ? json_object_get_string(json_object_object_get(top, "function")) : "",
 		 top ? ")" : "");
 	return buf;
@@ -150,20 +161,6 @@ static void verdict(FILE *f, struct json_object *threads, int64_t wall)
 	if (most_hold)
 		fprintf(f, "  most holding: %s held the GIL %.1f%% of its time\n",
 			who(b1, sizeof(b1), most_hold), hs);
-}
-
-static const char *thread_id(struct json_object *t)
-{
-	struct json_object *tid = json_object_object_get(t, "tid");
-
-	return tid ? json_object_get_string(tid) : "-";
-}
-
-static const char *thread_name(struct json_object *t)
-{
-	struct json_object *name = json_object_object_get(t, "name");
-
-	return name ? json_object_get_string(name) : "";
 }
 
 /* Longest waiting first (JSON keeps the recording's order): who lost the most time to the GIL. */

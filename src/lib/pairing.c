@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pairing.h"
+#include "util.h"
 
 enum state {
 	S_UNKNOWN = 0, /* no event seen yet: the thread's state at the start is unknown */
@@ -150,31 +151,10 @@ static struct thread *add_thread(struct gil_pairing *p, int32_t tid, uint64_t ts
 	return t;
 }
 
-/* Space-saving over a few slots: a newcomer takes the smallest slot's count as its own. */
-static void top_fn_add(struct gil_thread_stats *st, uint32_t fn, uint64_t ns)
-{
-	size_t i, min = 0;
-
-	for (i = 0; i < GIL_TOP_FNS; i++) {
-		if (st->top_fn[i] == fn || !st->top_fn[i]) {
-			st->top_fn[i] = fn;
-			st->top_ns[i] += ns;
-			return;
-		}
-		if (st->top_ns[i] < st->top_ns[min])
-			min = i;
-	}
-	st->top_fn[min] = fn;
-	st->top_ns[min] += ns;
-}
-
 uint32_t gil_pairing_top_fn(const struct gil_thread_stats *st, uint64_t *ns)
 {
-	size_t i, best = 0;
+	size_t best = gil_topk_best(st->top_fn, st->top_ns, GIL_TOP_FNS);
 
-	for (i = 1; i < GIL_TOP_FNS && st->top_fn[i]; i++)
-		if (st->top_ns[i] > st->top_ns[best])
-			best = i;
 	if (ns)
 		*ns = st->top_fn[best] ? st->top_ns[best] : 0;
 	return st->top_fn[best];
@@ -205,7 +185,7 @@ static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uin
 	t->st.ns[kind] += iv.dur;
 	t->st.count[kind]++;
 	if (fn && kind != GIL_KIND_DROP)
-		top_fn_add(&t->st, fn, iv.dur);
+		gil_topk_add(t->st.top_fn, t->st.top_ns, GIL_TOP_FNS, fn, iv.dur);
 	return p->emit ? p->emit(p->ctx, &iv) : 0;
 }
 

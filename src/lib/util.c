@@ -169,3 +169,30 @@ char *gil_utf8_copy(const char *s)
 		*p++ = '?';
 	}
 }
+
+void gil_topk_add(uint32_t *ids, uint64_t *vals, size_t n, uint32_t id, uint64_t v)
+{
+	size_t i, min = 0;
+
+	for (i = 0; i < n; i++) {
+		if (ids[i] == id || !ids[i]) {
+			ids[i] = id;
+			vals[i] += v;
+			return;
+		}
+		if (vals[i] < vals[min])
+			min = i;
+	}
+	ids[min] = id; /* the newcomer inherits the evicted count */
+	vals[min] += v;
+}
+
+size_t gil_topk_best(const uint32_t *ids, const uint64_t *vals, size_t n)
+{
+	size_t i, best = 0;
+
+	for (i = 1; i < n && ids[i]; i++)
+		if (vals[i] > vals[best])
+			best = i;
+	return best;
+}

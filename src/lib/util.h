@@ -29,6 +29,16 @@ char *gil_read_file(const char *path, size_t max, size_t *len);
  */
 size_t gil_utf8_valid_len(const char *s);
 
+/*
+ * gil_topk_add - count @v for @id (non-zero) in @n slots (@ids 0: free), space-saving: an id
+ * not present and no free slot takes over the smallest slot and its count. Exact while at most
+ * @n ids come; after that an upper bound, and right for any id with more than 1/@n of the total.
+ */
+void gil_topk_add(uint32_t *ids, uint64_t *vals, size_t n, uint32_t id, uint64_t v);
+
+/* gil_topk_best - the slot with the largest count (0 when all are free: check ids[it]). */
+size_t gil_topk_best(const uint32_t *ids, const uint64_t *vals, size_t n);
+
 /* gil_utf8_copy - a malloc'd copy of @s with each byte that breaks UTF-8 replaced by '?'. */
 char *gil_utf8_copy(const char *s);
 

@@ -208,6 +208,32 @@ static void test_utf8_names(void **state)
 	gil_reader_close(r);
 }
 
+/* The per-thread "mostly in" counter: exact for few ids, keeps a heavy hitter among many. */
+static void test_topk(void **state)
+{
+	uint32_t ids[4] = { 0 };
+	uint64_t vals[4] = { 0 };
+	size_t b;
+	uint32_t i;
+
+	assert_int_equal(ids[gil_topk_best(ids, vals, 4)], 0); /* empty */
+	gil_topk_add(ids, vals, 4, 7, 10);
+	gil_topk_add(ids, vals, 4, 9, 30);
+	gil_topk_add(ids, vals, 4, 7, 25);
+	b = gil_topk_best(ids, vals, 4);
+	assert_int_equal(ids[b], 7);
+	assert_int_equal(vals[b], 35);
+	/* 1000 one-off ids against one that takes 40% of the total: it stays on top */
+	for (i = 0; i < 1000; i++) {
+		gil_topk_add(ids, vals, 4, 100 + i, 1);
+		if (i % 3 == 0)
+			gil_topk_add(ids, vals, 4, 42, 2);
+	}
+	b = gil_topk_best(ids, vals, 4);
+	assert_int_equal(ids[b], 42);
+	assert_true(vals[b] >= 2 * 334);
+}
+
 static void test_round_trip(void **state)
 {
 	struct gil_record rec;
@@ -617,7 +643,8 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_utf8_names),   cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_utf8_names),   cmocka_unit_test(test_topk),
+		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_cut_everywhere),
 		cmocka_unit_test(test_large),        cmocka_unit_test(test_general_path),
 		cmocka_unit_test(test_systrace),     cmocka_unit_test(test_open_errors),
