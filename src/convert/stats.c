@@ -906,8 +906,7 @@ static struct json_object *series(const int64_t *v, int64_t width, size_t n)
 	return a;
 }
 
-/* Bins in use: up to the last one the recorded span reaches. */
-static size_t bins_used(const struct stats_proc *p)
+size_t stats_bins_used(const struct stats_proc *p)
 {
 	int64_t n, span;
 
@@ -932,7 +931,7 @@ static struct json_object *proc_json(const struct stats *s, const struct stats_p
 	struct json_object *o = json_object_new_object(), *a, *tl, *h;
 	struct stats_handoff *ho;
 	int64_t wall = p->have_hi && p->have_lo ? stats_span(p->lo, p->hi) : 0;
-	size_t i, n = bins_used(p);
+	size_t i, n = stats_bins_used(p);
 
 	json_object_object_add(o, "pid", json_object_new_int64(p->os_pid));
 	json_object_object_add(o, "trace_pid", json_object_new_int64(p->pid));

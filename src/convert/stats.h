@@ -28,6 +28,7 @@
 struct stats;
 struct stats_long_hold;
 struct stats_thread;
+struct stats_proc;
 
 /** stats_alloc - empty statistics; waits are matched against holds @window_ns back at most. */
 struct stats *stats_alloc(int64_t window_ns);
@@ -107,6 +108,9 @@ long stats_thread_top_fn(const struct stats_thread *t, double *share);
 int stats_each_thread(const struct stats *s,
 		      int (*fn)(void *ctx, int32_t tid, const char *name, const char *mostly_in),
 		      void *ctx);
+
+/** stats_bins_used - time bins of @p in use: up to the last one its recorded span reaches. */
+size_t stats_bins_used(const struct stats_proc *p);
 
 /** stats_thread_name - the recorded name of thread @tid of process @proc, or NULL. */
 const char *stats_thread_name(const struct stats *s, size_t proc, int32_t tid);

@@ -47,17 +47,6 @@ static void text(FILE *f, const char *s)
 	}
 }
 
-static size_t used_bins(const struct stats_proc *p)
-{
-	int64_t n, span;
-
-	if (!p->bins_set || !p->have_hi || p->width <= 0)
-		return 0;
-	span = stats_span(p->origin, p->hi);
-	n = span / p->width + (span % p->width != 0);
-	return n < 1 ? 1 : n > STATS_BINS ? STATS_BINS : (size_t)n;
-}
-
 /* Ticks along the time axis of one process, in seconds from its start. */
 static void axis(FILE *f, const struct stats_proc *p, size_t n, int y)
 {
@@ -89,11 +78,13 @@ static void axis(FILE *f, const struct stats_proc *p, size_t n, int y)
 static int process_svg(FILE *f, const struct stats *s, size_t pi, int y)
 {
 	const struct stats_proc *p = &s->procs[pi];
-	size_t n = used_bins(p), i, rows = 0;
+	size_t n = stats_bins_used(p), i, rows = 0;
 	double bw, maxw = 0, v, h;
 	const struct stats_thread *t;
 	char label[256];
 
+	if (!n && p->bins_set && p->have_hi && p->width > 0)
+		n = 1; /* a span of zero length still draws its first bin */
 	fprintf(f, "<text x=\"10\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">", y + 14);
 	text(f, p->label);
 	fputs("</text>\n", f);
