@@ -41,7 +41,7 @@ def record(exe, extra=()):
 def independent(path):
     """What the recording says, computed here from the records alone."""
     header, records, footer = read_recording(path)
-    fns, threads, holds, waits = {}, {}, [], []
+    fns, threads, holds, waits, releases = {}, {}, [], [], []
     for r in records:
         if isinstance(r, dict) and "fn" in r:
             f = r["fn"]
@@ -61,13 +61,14 @@ def independent(path):
             if kind == 2:
                 t["forced"] += reason == 2
                 t["voluntary"] += reason == 1
+                releases.append((start, tid, reason))
             if kind == 1:
                 holds.append((start, start + dur, fns.get(fn), tid))
                 t["holds"].append(dur)
             if kind == 0:
                 waits.append((start, start + dur, tid, flags))
                 t["waits"].append(dur)
-    return header, footer, fns, threads, holds, waits
+    return header, footer, fns, threads, holds, waits, releases
 
 
 def others_waiting(holds, waits):
@@ -100,7 +101,7 @@ def quantile_ok(got, values, q):
 
 
 def check_statistics(label, path, tids, failures):
-    header, footer, fns, threads, holds, waits = independent(path)
+    header, footer, fns, threads, holds, waits, releases = independent(path)
     sj = json.loads(convert("-q", "--clock", "monotonic_raw", "--summary-json", "-", "-i", path))
     check(len(sj["processes"]) == 1, "%s: one process expected" % label)
     p = sj["processes"][0]
@@ -196,11 +197,40 @@ def check_statistics(label, path, tids, failures):
     if handed + p["handoffs_unknown_giver"] != len(waits) or handed > known:
         failures.append("%s: %d hand-offs + %d unknown for %d waits (%d with a start)"
                         % (label, handed, p["handoffs_unknown_giver"], len(waits), known))
+    # who handed over: the thread whose hold ended last before the wait ended
+    hold_ends = sorted((h[1], h[3]) for h in holds)
+    ends = [e for e, _ in hold_ends]
+    matrix = {}
+    for ws, we, wtid, flags in waits:
+        i = bisect.bisect_right(ends, we)
+        if flags & F_BEGIN_UNKNOWN or i == 0:
+            continue
+        key = (hold_ends[i - 1][1], wtid)
+        matrix[key] = matrix.get(key, 0) + 1
+    got = {(h["from"], h["to"]): h["count"] for h in p["handoffs"]}
+    if got != matrix:
+        diff = {k: (got.get(k), matrix.get(k)) for k in set(got) | set(matrix)
+                if got.get(k) != matrix.get(k)}
+        failures.append("%s: hand-offs differ from an independent count: %s"
+                        % (label, sorted(diff.items())[:4]))
+    # a forced release hands the GIL to another thread (FORCE_SWITCHING, CPython 3.2+): the
+    # next hold after each of a spinner's forced releases is another thread's
     spinners = {tids["spinner1"], tids["spinner2"]}
-    between = sum(h["count"] for h in p["handoffs"] if h["from"] in spinners and
-                  h["to"] in spinners and h["from"] != h["to"])
-    if between < 10:
-        failures.append("%s: only %d hand-offs between the spinners" % (label, between))
+    starts = sorted((h[0], h[3]) for h in holds)
+    first = [s for s, _ in starts]
+    forced = same = 0
+    for r in releases:
+        rs, rtid, reason = r
+        if rtid not in spinners or reason != 2:
+            continue
+        i = bisect.bisect_left(first, rs)
+        if i == len(starts):
+            continue
+        forced += 1
+        same += starts[i][1] == rtid
+    if forced < 50 or same:
+        failures.append("%s: %d forced releases of the spinners, %d retaken by the same thread"
+                        % (label, forced, same))
     # longest holds: the longest of all, longest first
     lh = sj["longest_holds"]
     longest = sorted((h[1] - h[0] for h in holds), reverse=True)[:len(lh)]
