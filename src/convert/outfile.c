@@ -20,6 +20,7 @@ struct outfile *outfile_open(const char *path, char *err, size_t errlen)
 {
 	struct outfile *o;
 	char *dcopy = NULL, *bcopy = NULL;
+	struct stat st;
 	mode_t mask;
 
 	o = calloc(1, sizeof(*o));
@@ -28,13 +29,35 @@ struct outfile *outfile_open(const char *path, char *err, size_t errlen)
 		gil_err(err, errlen, "out of memory");
 		return NULL;
 	}
+	o->fd = -1;
 	if (!strcmp(path, "-")) {
 		o->fd = STDOUT_FILENO;
 		return o;
 	}
+	o->path = strdup(path);
+	if (!o->path) {
+		gil_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		/*
+		 * /dev/null, /dev/stdout, a FIFO, a link: written through, never replaced. Without
+		 * O_CREAT, so that a dangling link is not followed to create a file.
+		 */
+		o->fd = open(path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+		if (o->fd < 0 && errno == ENOENT && S_ISLNK(st.st_mode)) {
+			gil_err(err, errlen, "cannot write %s: a symbolic link to a file that does not "
+				"exist; remove the link or choose another --output", path);
+			goto fail;
+		}
+		if (o->fd < 0) {
+			gil_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		return o;
+	}
 	dcopy = strdup(path);
 	bcopy = strdup(path);
-	o->path = strdup(path);
 	if (!dcopy || !bcopy || !o->path ||
 	    asprintf(&o->tmp, "%s/.%s.XXXXXX", dirname(dcopy), basename(bcopy)) < 0) {
 		o->tmp = NULL;
@@ -122,7 +145,7 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
 		goto out;
 	}
 	o->fd = -1;
-	if (rename(o->tmp, o->path) < 0) {
+	if (o->tmp && rename(o->tmp, o->path) < 0) {
 		gil_err(o->err, sizeof(o->err), "cannot write %s: %s", o->path, strerror(errno));
 		goto out;
 	}

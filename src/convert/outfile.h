@@ -12,7 +12,7 @@
 struct outfile {
 	int fd;
 	char *path; /* the final name; NULL for standard output */
-	char *tmp; /* the temporary name while writing */
+	char *tmp; /* the temporary name while writing; NULL when written in place */
 	char *buf;
 	size_t len;
 	uint64_t written;
@@ -21,7 +21,10 @@ struct outfile {
 
 /**
  * outfile_open - start writing @path ("-": standard output) through a temporary file in the same
- * directory. NULL with a reason in @err. Pair with outfile_commit() or outfile_abort().
+ * directory, renamed to @path when complete. A @path that is a symbolic link, a device, a FIFO
+ * or a socket (/dev/null, /dev/stdout, a named pipe) is written in place instead: renaming over
+ * it would replace it with a regular file. NULL with a reason in @err. Pair with
+ * outfile_commit() or outfile_abort().
  */
 struct outfile *outfile_open(const char *path, char *err, size_t errlen);
 

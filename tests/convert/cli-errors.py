@@ -4,7 +4,9 @@
 with a 'Try' line; conversion failures exit 1 with one line; nothing is left behind."""
 import os
 import shutil
+import stat
 import subprocess
+import threading
 
 from convlib import (DATA, GIL_CONVERT, HANDWRITTEN, check, check_eq, convert, fail, load, log,
                      validate, workdir)
@@ -151,6 +153,44 @@ open(zero, "w").close()
 out, err = convert("-i", zero, "-o", os.path.join(w, "zero_trace.json"))
 check("the recording was cut (no end): converted its 0 complete records, 0 bytes" in err, err)
 validate(os.path.join(w, "zero_trace.json"))
+# outputs that are not regular files are written through, never replaced by one: a named pipe,
+# a link (it stays a link, its target gets the trace), a device (like /dev/null, as root)
+convert("-q", "-i", copy, "-o", os.path.join(w, "ref.json"))
+want = load(os.path.join(w, "ref.json"))["traceEvents"]  # otherData names the output
+fifo = os.path.join(w, "pipe")
+os.mkfifo(fifo)
+got = []
+reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+reader.start()
+convert("-q", "-i", copy, "-o", fifo)
+reader.join(60)
+check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the named pipe was replaced")
+check(got, "nothing read from the named pipe")
+with open(os.path.join(w, "from-pipe.json"), "wb") as f:
+    f.write(got[0])
+check(load(os.path.join(w, "from-pipe.json"))["traceEvents"] == want,
+      "the trace read from the named pipe differs")
+target = os.path.join(w, "target.json")
+with open(target, "w") as f:
+    f.write("old contents, longer than nothing")
+link = os.path.join(w, "link.json")
+os.symlink("target.json", link)
+convert("-q", "-i", copy, "-o", link)
+check(os.path.islink(link) and os.readlink(link) == "target.json", "the link was replaced")
+check(load(target)["traceEvents"] == want, "the link's target does not hold the trace")
+dangling = os.path.join(w, "dangling.json")
+os.symlink("nowhere.json", dangling)
+failure(["-i", copy, "-o", dangling], "cannot write %s: a symbolic link to a file that does not "
+        "exist; remove the link or choose another --output" % dangling)
+check(not os.path.exists(os.path.join(w, "nowhere.json")), "a dangling link was followed")
+if os.geteuid() == 0:
+    null = os.path.join(w, "null")
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    convert("-q", "-i", copy, "-o", null)
+    check(stat.S_ISCHR(os.lstat(null).st_mode), "a device node was replaced by a regular file")
+leftovers = [n for n in os.listdir(w) if n.startswith(".")]
+check(not leftovers, "temporary files left: %s" % leftovers)
+
 # standard output
 out, err = convert("-q", "-i", copy, "-o", "-")
 check(out.startswith('{"traceEvents":[') and out.endswith("}\n"), "-o - writes the trace")
