@@ -3,11 +3,13 @@
 Automake's protocol: exit 0 pass, 77 skip, 99 hard error, anything else fail. Under CI=true a
 missing capability (root, tracefs, uprobes) is a failure, not a skip.
 """
+import atexit
 import glob
 import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +24,20 @@ WORKLOADS = os.path.join(TOP_SRCDIR, "tests", "workloads")
 TRACING = "/sys/kernel/tracing"
 KIND = {0: "take_gil", 1: "hold_gil", 2: "drop_gil"}
 F_BEGIN_UNKNOWN, F_TRUNCATED, F_LOST, F_RESYNC = 1, 2, 4, 8
+
+
+def _scratch():
+    """Every temporary file and directory of this test goes under one directory, removed when
+    the test ends however it ends (short of SIGKILL), so that runs leave nothing in /tmp."""
+    name = re.sub(r"[^\w-]", "", os.path.splitext(os.path.basename(sys.argv[0]))[0]) or "test"
+    d = tempfile.mkdtemp(prefix="giltest-%s-" % name)
+    os.chmod(d, 0o755)  # commands launched as another user reach their files below
+    tempfile.tempdir = d
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
+SCRATCH = _scratch()
 
 
 def log(*a):

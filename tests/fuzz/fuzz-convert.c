@@ -14,6 +14,18 @@
 
 static char dir[64];
 
+/* libFuzzer has no teardown hook: the directory goes at exit (fuzz-smoke.sh's TMPDIR, if killed) */
+static void cleanup(void)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), "%s/GIL_1_rank_0.json", dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/out.json", dir);
+	unlink(p);
+	rmdir(dir);
+}
+
 static void quiet(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -28,9 +40,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FILE *f;
 
 	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/gilfuzz.XXXXXX");
+		const char *tmp = getenv("TMPDIR");
+
+		snprintf(dir, sizeof(dir), "%s/gilfuzz.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(dir))
 			abort();
+		atexit(cleanup);
 	}
 	snprintf(in, sizeof(in), "%s/GIL_1_rank_0.json", dir);
 	snprintf(out, sizeof(out), "%s/out.json", dir);

@@ -10,6 +10,7 @@ if ! command -v clang >/dev/null 2>&1; then
 fi
 work=$(mktemp -d /tmp/gilfuzz-smoke.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+export TMPDIR="$work" # the harness keeps its files below
 cd "$work" || exit 99
 sh "$top/tests/fuzz/build.sh" "$work/fuzz-convert" || { echo "FAIL: cannot build the harness"; exit 1; }
 mkdir corpus
