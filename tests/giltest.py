@@ -165,7 +165,7 @@ def record_command():
     """gil-record, or under GIL_VALGRIND=1 the real binary under valgrind (errors exit 97)."""
     if os.environ.get("GIL_VALGRIND") == "1":
         real = os.path.join(TOP_BUILDDIR, ".libs", "gil-record")
-        return ["valgrind", "-q", "--error-exitcode=97", "--leak-check=full",
+        return ["valgrind", "-q", "--vgdb=no", "--error-exitcode=97", "--leak-check=full",
                 "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite", real]
     return [GIL_RECORD]
 
