@@ -1244,6 +1244,7 @@ int gil_attrib_read(const struct gil_symbols *syms, const char *object, const ch
 	struct gil_attrib *a;
 	char why[256] = "";
 	int ver = parse_version(version), r;
+	GElf_Ehdr eh;
 	size_t i;
 
 	*out = NULL;
@@ -1259,6 +1260,15 @@ int gil_attrib_read(const struct gil_symbols *syms, const char *object, const ch
 	}
 	if (elf_open(&obj, object) < 0) {
 		a->why = "cannot open the interpreter's file";
+		goto done;
+	}
+	/*
+	 * Fetchargs name x86-64 registers, and DWARF register numbers are mapped as on x86-64.
+	 * Elsewhere some names would still be accepted (%sp on arm64) and read the wrong place.
+	 */
+	if (!gelf_getehdr(obj.elf, &eh) || eh.e_machine != EM_X86_64) {
+		a->why = "implemented for x86-64 only; this interpreter is built for another "
+			 "architecture";
 		goto done;
 	}
 	r = attrib_dwarf(a, syms, &obj, ver, why, sizeof(why));

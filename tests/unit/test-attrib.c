@@ -443,6 +443,47 @@ static void test_typed_on_313(void **state)
 	free(lib);
 }
 
+/* An interpreter built for another architecture gets no fetchargs: the registers are x86-64's. */
+static void test_other_architecture(void **state)
+{
+	char err[512], copy[] = "/tmp/gilattr-arch-XXXXXX", *lib = pyenv_lib(12);
+	struct gil_symbols *s;
+	struct gil_attrib *a;
+	uint16_t em = 183; /* EM_AARCH64, little-endian like the copied x86-64 file */
+	FILE *in, *out;
+	char buf[65536];
+	size_t n;
+	int fd;
+
+	if (!lib)
+		skip();
+	fd = mkstemp(copy);
+	assert_true(fd >= 0);
+	in = fopen(lib, "rb");
+	out = fdopen(fd, "wb");
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	assert_int_equal(fseek(out, 18, SEEK_SET), 0); /* e_machine */
+	assert_int_equal(fwrite(&em, 2, 1, out), 1);
+	assert_int_equal(fclose(out), 0);
+	/* the unpatched file is attributed; the patched one is refused, with the reason */
+	assert_int_equal(gil_symbols_read(lib, NULL, &s, err, sizeof(err)), 0);
+	assert_int_equal(gil_attrib_read(s, lib, "3.12.1", &a, err, sizeof(err)), 0);
+	assert_true(a->nr_attributed > 0);
+	gil_attrib_free(a);
+	assert_int_equal(gil_attrib_read(s, copy, "3.12.1", &a, err, sizeof(err)), 0);
+	assert_int_equal(a->nr_attributed, 0);
+	assert_non_null(a->why);
+	assert_non_null(strstr(a->why, "x86-64 only"));
+	gil_attrib_free(a);
+	gil_symbols_free(s);
+	unlink(copy);
+	free(lib);
+}
+
 static void test_fntab_marks_non_ascii(void **state)
 {
 	struct gil_fntab *t = gil_fntab_alloc();
@@ -510,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_fntab_never_guesses),
 		cmocka_unit_test(test_fntab_untyped),
 		cmocka_unit_test(test_typed_on_313),
+		cmocka_unit_test(test_other_architecture),
 		cmocka_unit_test(test_fntab_marks_non_ascii),
 		cmocka_unit_test(test_fntab_many),
 	};
