@@ -760,21 +760,29 @@ static char *python_version_of(const char *path)
 	return n ? strdup(buf) : NULL;
 }
 
+/* Why @o's probes read no Python function, or NULL when they do. */
+static const char *attribution_why(const struct gil_recorder *rec, const struct object *o)
+{
+	const struct gil_attrib *at = o->attrib;
+
+	if (rec->opts.no_attribution)
+		return "turned off (--no-attribution)";
+	if (!at || !at->nr_attributed)
+		return at && at->why ? at->why : "no offsets for this interpreter";
+	if (!o->nr_fetching)
+		return "the kernel refused the fetchargs";
+	return NULL;
+}
+
 /* The header's "attribution": whether intervals name functions, and where the offsets came from. */
 static struct json_object *attribution_json(const struct gil_recorder *rec, const struct object *o)
 {
 	struct json_object *a = json_object_new_object();
 	const struct gil_attrib *at = o->attrib;
 	bool on = at && o->nr_fetching > 0 && rec->fntab;
-	const char *why = NULL;
+	const char *why = attribution_why(rec, o);
 
 	json_object_object_add(a, "enabled", json_object_new_boolean(on));
-	if (rec->opts.no_attribution)
-		why = "turned off (--no-attribution)";
-	else if (!at || !at->nr_attributed)
-		why = at && at->why ? at->why : "no offsets for this interpreter";
-	else if (!o->nr_fetching)
-		why = "the kernel refused the fetchargs";
 	if (at && at->source != GIL_ATTR_SRC_NONE) {
 		json_object_object_add(a, "offsets_from", json_object_new_string(
 								  gil_attrib_source_name(at->source)));
@@ -883,6 +891,18 @@ static int start_target(struct gil_recorder *rec, struct target *t)
 	if (o->attrib && o->nr_fetching && rec->fntab) {
 		t->fntab = rec->fntab;
 		gil_rawfile_set_attribution(t->file, true);
+	} else if (!rec->opts.no_attribution && attribution_why(rec, o)) {
+		/* said on screen too: a user who did not turn it off expects function names */
+		const char *why = attribution_why(rec, o);
+		char *w = t->warning ? gil_strfmt("%s; Python functions and release reasons are not "
+						  "recorded: %s", t->warning, why)
+				     : gil_strfmt("process %d: Python functions and release reasons are "
+						  "not recorded: %s", (int)t->pid, why);
+
+		if (w) {
+			free(t->warning);
+			t->warning = w;
+		}
 	}
 	t->start_ns = rec->state == R_STARTED ? gil_clock_now() : rec->start_ns;
 	t->pairing = gil_pairing_alloc(t->start_ns, emit_interval, t);

@@ -193,6 +193,7 @@ try:
     label, exe, ver = [p for p in interpreters if p[0].startswith("pyenv-")][-1]
     header, records, tids, err = run(label + "-off", exe, ver, extra=("--no-attribution",))
     check("mostly in" not in err, "--no-attribution: the summary names functions: %s" % err)
+    check("not recorded" not in err, "--no-attribution: warned about what was asked: %s" % err)
     ivs = [r for r in records if isinstance(r, list)]
     check(ivs and all(len(r) == 5 for r in ivs), "--no-attribution: intervals are not 5 long")
     check(not any(isinstance(r, dict) and "fn" in r for r in records),
@@ -215,13 +216,14 @@ try:
         os.environ.update(LD_PRELOAD=so, GIL_FAULT="probe_write:1",
                           ASAN_OPTIONS=(saved or "") + ":verify_asan_link_order=0")
         try:
-            header, records, tids, _ = run(label + "-refused", exe, ver, env=clean)
+            header, records, tids, err = run(label + "-refused", exe, ver, env=clean)
         finally:
             del os.environ["LD_PRELOAD"], os.environ["GIL_FAULT"]
             if saved is None:
                 del os.environ["ASAN_OPTIONS"]
             else:
                 os.environ["ASAN_OPTIONS"] = saved
+        check("not recorded" not in err, "one refused site is no reason to warn: %s" % err)
         entries = [p for p in header["probes"] if p["role"] == "entry"]
         refused = [p for p in entries if p["attribution"] is False]
         check(len(refused) == 1 and refused[0]["function"] == "drop_gil" and
@@ -232,6 +234,25 @@ try:
         check(all(r[5] == 0 and r[6] == 0 for r in ivs if r[1] == 2) and
               any(r[5] for r in ivs if r[1] == 0),
               "refused fetchargs: releases must name nothing, waits their function")
+        # A kernel that refuses every fetcharg: recorded without functions, and said on screen.
+        os.environ.update(LD_PRELOAD=so, GIL_FAULT="fetch_write:1+",
+                          ASAN_OPTIONS=(saved or "") + ":verify_asan_link_order=0")
+        try:
+            header, records, tids, err = run(label + "-all-refused", exe, ver, env=clean)
+        finally:
+            del os.environ["LD_PRELOAD"], os.environ["GIL_FAULT"]
+            if saved is None:
+                del os.environ["ASAN_OPTIONS"]
+            else:
+                os.environ["ASAN_OPTIONS"] = saved
+        pid = header["pid"]
+        want = ("gil-record: warning: process %d: Python functions and release reasons are not "
+                "recorded: the kernel refused the fetchargs" % pid)
+        check(want in err, "all fetchargs refused, not said on screen: %s" % err[-600:])
+        check(header["attribution"]["enabled"] is False and
+              header["attribution"]["why"] == "the kernel refused the fetchargs" and
+              any(isinstance(r, list) for r in records),
+              "all fetchargs refused: %s" % header["attribution"])
     else:
         failures.append("cannot build tests/fault.c")
 finally:
