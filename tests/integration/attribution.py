@@ -59,6 +59,23 @@ def run(label, exe, ver, env=None, extra=()):
     return header, records, {role: int(tid) for role, tid in done.items()}, rec.err
 
 
+def run_with_fault(so, spec, label, exe, ver):
+    """run() with tests/fault.c (built as @so) making GIL_FAULT=@spec fail in gil-record only."""
+    clean = dict(os.environ)  # for the workload
+    saved = os.environ.get("ASAN_OPTIONS")
+    # under ASan (tools/test.sh's second pass) the shim may come before its runtime
+    os.environ.update(LD_PRELOAD=so, GIL_FAULT=spec,
+                      ASAN_OPTIONS=(saved or "") + ":verify_asan_link_order=0")
+    try:
+        return run(label, exe, ver, env=clean)
+    finally:
+        del os.environ["LD_PRELOAD"], os.environ["GIL_FAULT"]
+        if saved is None:
+            del os.environ["ASAN_OPTIONS"]
+        else:
+            os.environ["ASAN_OPTIONS"] = saved
+
+
 def summary_mostly_in(err):
     """tid -> the "mostly in" column of gil-record's closing summary."""
     out, on = {}, False
@@ -210,19 +227,8 @@ try:
     elif subprocess.call(["cc", "-shared", "-fPIC", "-o", so,
                           os.path.join(TOP_SRCDIR, "tests", "fault.c"), "-ldl"]) == 0:
         label, exe, ver = plain[0]
-        clean = dict(os.environ)  # for the workload: only gil-record gets the fault
-        saved = os.environ.get("ASAN_OPTIONS")
-        # under ASan (tools/test.sh's second pass) the shim may come before its runtime
-        os.environ.update(LD_PRELOAD=so, GIL_FAULT="probe_write:1",
-                          ASAN_OPTIONS=(saved or "") + ":verify_asan_link_order=0")
-        try:
-            header, records, tids, err = run(label + "-refused", exe, ver, env=clean)
-        finally:
-            del os.environ["LD_PRELOAD"], os.environ["GIL_FAULT"]
-            if saved is None:
-                del os.environ["ASAN_OPTIONS"]
-            else:
-                os.environ["ASAN_OPTIONS"] = saved
+        header, records, tids, err = run_with_fault(so, "probe_write:1", label + "-refused",
+                                                    exe, ver)
         check("not recorded" not in err, "one refused site is no reason to warn: %s" % err)
         entries = [p for p in header["probes"] if p["role"] == "entry"]
         refused = [p for p in entries if p["attribution"] is False]
@@ -235,16 +241,8 @@ try:
               any(r[5] for r in ivs if r[1] == 0),
               "refused fetchargs: releases must name nothing, waits their function")
         # A kernel that refuses every fetcharg: recorded without functions, and said on screen.
-        os.environ.update(LD_PRELOAD=so, GIL_FAULT="fetch_write:1+",
-                          ASAN_OPTIONS=(saved or "") + ":verify_asan_link_order=0")
-        try:
-            header, records, tids, err = run(label + "-all-refused", exe, ver, env=clean)
-        finally:
-            del os.environ["LD_PRELOAD"], os.environ["GIL_FAULT"]
-            if saved is None:
-                del os.environ["ASAN_OPTIONS"]
-            else:
-                os.environ["ASAN_OPTIONS"] = saved
+        header, records, tids, err = run_with_fault(so, "fetch_write:1+",
+                                                    label + "-all-refused", exe, ver)
         pid = header["pid"]
         want = ("gil-record: warning: process %d: Python functions and release reasons are not "
                 "recorded: the kernel refused the fetchargs" % pid)
