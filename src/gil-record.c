@@ -225,6 +225,18 @@ static void summary(struct gil_recorder *rec, int verbosity)
 			(unsigned long long)gil_recorder_lost(rec));
 }
 
+/* Print the warnings of the targets from *@warned on (once each); @tty: clear the status line. */
+static void warn_new_targets(struct gil_recorder *rec, size_t *warned, bool tty)
+{
+	for (; *warned < gil_recorder_nr_targets(rec); (*warned)++) {
+		if (!gil_recorder_warning(rec, *warned))
+			continue;
+		if (tty)
+			fprintf(stderr, "\r\033[K");
+		fprintf(stderr, PROG ": warning: %s\n", gil_recorder_warning(rec, *warned));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -246,7 +258,7 @@ int main(int argc, char **argv)
 	struct gil_recorder *rec;
 	struct sigaction sa;
 	static pid_t *pids; /* static: a usage error returns without freeing it */
-	size_t nr_pids = 0, i;
+	size_t nr_pids = 0, warned = 0;
 	bool cleanup = false, tty;
 	int c, ret = 1, r, verbosity = GIL_NORMAL;
 	double start, last_status = 0, last_t;
@@ -403,13 +415,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, " for %gs", opts.duration);
 		fprintf(stderr, "; Ctrl+C to stop\n");
 	}
-	for (i = 0; i < gil_recorder_nr_targets(rec); i++)
-		if (gil_recorder_warning(rec, i))
-			fprintf(stderr, PROG ": warning: %s\n", gil_recorder_warning(rec, i));
 	tty = verbosity >= GIL_NORMAL && isatty(STDERR_FILENO);
+	warn_new_targets(rec, &warned, false);
 	start = last_t = now_s();
 	do {
 		r = gil_recorder_poll(rec, 100);
+		/* processes that started later (launch mode, or no --pid) are warned about too */
+		warn_new_targets(rec, &warned, tty);
 		if (tty && now_s() - last_status >= 0.5) {
 			status_line(rec, start, opts.duration, &last_ev, &last_t);
 			last_status = now_s();

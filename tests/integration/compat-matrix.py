@@ -4,9 +4,12 @@ ctypes calls; the table says which method found the GIL functions and how many o
 releases and takes the recording shows. With symbols or DWARF both are at least 0.99 of N and
 at most N plus the handshake; Debian's build must use its inlined copies (dwarf-inline). With
 the debug file hidden the recorder falls back to PyEval_SaveThread/PyEval_RestoreThread and
-marks every probe approximate."""
+marks every probe approximate, and says so on screen, also for a process it launched."""
 import os
+import re
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from distrolib import *  # noqa: E402,F401,F403
@@ -46,6 +49,16 @@ if debian:
                                        ("approximate", "approximate_reason")}))
     if "gil-record: warning: process %d: %s" % (w.pid, want) not in row.err:
         failures.append("%s: no warning on screen: %r" % (row.label, row.err))
+    # ... also when the process starts after the recording: launched by gil-record itself
+    out = tempfile.mkdtemp()
+    p = subprocess.run(["unshare", "-m", "sh", "-c", '%s && exec "$@"' % HIDE_DEBUG, "sh",
+                        GIL_RECORD, "--output-dir", out, "--", debian, "-c",
+                        "import ctypes; [ctypes.CDLL(None).getppid() for i in range(100)]"],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0 or not re.search(r"gil-record: warning: process \d+: %s" % re.escape(want),
+                                          p.stderr):
+        failures.append("launched, debug file hidden: exit %d, no warning on screen: %r"
+                        % (p.returncode, p.stderr[-600:]))
 else:
     log("no Debian python3.11 here: its rows are left out")
 
