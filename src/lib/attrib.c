@@ -636,26 +636,19 @@ static bool peel(Dwarf_Die *t)
 	return false;
 }
 
-/* A complete struct named like the declaration @decl, from any unit. */
-static bool complete_struct(struct dw *d, Dwarf_Die *decl)
+/* The first top-level DIE of any unit that @match accepts (with @arg), into *@out. */
+static bool top_level_die(struct dw *d, bool (*match)(Dwarf_Die *, void *), void *arg,
+			  Dwarf_Die *out)
 {
-	const char *want = dwarf_diename(decl);
 	Dwarf_Off off = 0, next;
 	Dwarf_Die cu, die;
 	size_t hsize;
 
-	if (!want)
-		return false;
 	while (dwarf_nextcu(d->dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		if (dwarf_offdie(d->dbg, off + hsize, &cu) && dwarf_child(&cu, &die) == 0) {
 			do {
-				const char *name;
-
-				if (dwarf_tag(&die) != DW_TAG_structure_type || is_declaration(&die))
-					continue;
-				name = dwarf_diename(&die);
-				if (name && !strcmp(name, want)) {
-					*decl = die;
+				if (match(&die, arg)) {
+					*out = die;
 					return true;
 				}
 			} while (dwarf_siblingof(&die, &die) == 0);
@@ -663,6 +656,24 @@ static bool complete_struct(struct dw *d, Dwarf_Die *decl)
 		off = next;
 	}
 	return false;
+}
+
+static bool is_complete_struct_named(Dwarf_Die *die, void *want)
+{
+	const char *name;
+
+	if (dwarf_tag(die) != DW_TAG_structure_type || is_declaration(die))
+		return false;
+	name = dwarf_diename(die);
+	return name && !strcmp(name, want);
+}
+
+/* A complete struct named like the declaration @decl, from any unit. */
+static bool complete_struct(struct dw *d, Dwarf_Die *decl)
+{
+	const char *want = dwarf_diename(decl);
+
+	return want && top_level_die(d, is_complete_struct_named, (void *)want, decl);
 }
 
 /* The struct @type points at (through typedefs), completed when only declared here. */
@@ -767,39 +778,42 @@ static bool struct_of_typedef(struct dw *d, Dwarf_Die *td, Dwarf_Die *out)
 	return true;
 }
 
+struct global_want {
+	const char *name;
+	uint64_t addr;
+};
+
+static bool is_global_named(Dwarf_Die *die, void *arg)
+{
+	struct global_want *w = arg;
+	Dwarf_Attribute a, na;
+	Dwarf_Op *ops;
+	const char *dn;
+	size_t n;
+
+	if (dwarf_tag(die) != DW_TAG_variable || !dwarf_attr(die, DW_AT_location, &a))
+		return false;
+	dn = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &na));
+	if (!dn || strcmp(dn, w->name))
+		return false;
+	if (dwarf_getlocation(&a, &ops, &n) != 0 || n != 1 || ops[0].atom != DW_OP_addr)
+		return false;
+	w->addr = ops[0].number;
+	return true;
+}
+
 /*
  * The defining DIE of global variable @name (one with a DW_OP_addr location) and its address.
  * The name may sit on a declaration the definition points to (DW_AT_specification).
  */
 static bool global_var(struct dw *d, const char *name, Dwarf_Die *out, uint64_t *addr)
 {
-	Dwarf_Off off = 0, next;
-	Dwarf_Attribute a, na;
-	Dwarf_Die cu, die;
-	Dwarf_Op *ops;
-	size_t hsize, n;
-	const char *dn;
+	struct global_want w = { name, 0 };
 
-	while (dwarf_nextcu(d->dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		if (dwarf_offdie(d->dbg, off + hsize, &cu) && dwarf_child(&cu, &die) == 0) {
-			do {
-				if (dwarf_tag(&die) != DW_TAG_variable ||
-				    !dwarf_attr(&die, DW_AT_location, &a))
-					continue;
-				dn = dwarf_formstring(dwarf_attr_integrate(&die, DW_AT_name, &na));
-				if (!dn || strcmp(dn, name))
-					continue;
-				if (dwarf_getlocation(&a, &ops, &n) != 0 || n != 1 ||
-				    ops[0].atom != DW_OP_addr)
-					continue;
-				*out = die;
-				*addr = ops[0].number;
-				return true;
-			} while (dwarf_siblingof(&die, &die) == 0);
-		}
-		off = next;
-	}
-	return false;
+	if (!top_level_die(d, is_global_named, &w, out))
+		return false;
+	*addr = w.addr;
+	return true;
 }
 
 /* The complete struct a variable or member's type names (through typedefs and qualifiers). */
