@@ -887,13 +887,13 @@ static int write_header(struct gil_recorder *rec, struct target *t)
 static int start_target(struct gil_recorder *rec, struct target *t)
 {
 	const struct object *o = &rec->objects[t->obj];
+	const char *why = attribution_why(rec, o);
 
 	if (o->attrib && o->nr_fetching && rec->fntab) {
 		t->fntab = rec->fntab;
 		gil_rawfile_set_attribution(t->file, true);
-	} else if (!rec->opts.no_attribution && attribution_why(rec, o)) {
+	} else if (why && !rec->opts.no_attribution) {
 		/* said on screen too: a user who did not turn it off expects function names */
-		const char *why = attribution_why(rec, o);
 		char *w = t->warning ? gil_strfmt("%s; Python functions and release reasons are not "
 						  "recorded: %s", t->warning, why)
 				     : gil_strfmt("process %d: Python functions and release reasons are "
