@@ -58,7 +58,7 @@ struct outfile *outfile_open(const char *path, char *err, size_t errlen)
 	}
 	dcopy = strdup(path);
 	bcopy = strdup(path);
-	if (!dcopy || !bcopy || !o->path ||
+	if (!dcopy || !bcopy ||
 	    asprintf(&o->tmp, "%s/.%s.XXXXXX", dirname(dcopy), basename(bcopy)) < 0) {
 		o->tmp = NULL;
 		gil_err(err, errlen, "out of memory");
