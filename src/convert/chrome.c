@@ -18,7 +18,7 @@
 #include "giltrace.h"
 #include "merge.h"
 #include "outfile.h"
-#include "util.h"
+#include "common/util.h"
 
 static const char *const slice_names[] = { "take_gil", "hold_gil", "drop_gil" };
 

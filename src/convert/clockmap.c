@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "clockmap.h"
-#include "util.h"
+#include "common/util.h"
 
 bool conv_json_int(struct json_object *o, const char *key, int64_t *v)
 {

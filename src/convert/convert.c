@@ -25,7 +25,7 @@
 #include "stats.h"
 #include "systrace.h"
 #include "timeline.h"
-#include "util.h"
+#include "common/util.h"
 
 static const char *const clock_names[] = { "realtime", "monotonic", "monotonic_raw" };
 

@@ -16,7 +16,7 @@
 
 #include <json-c/json.h>
 
-#include "rawfile.h"
+#include "format/rawfile.h"
 
 enum conv_clock {
 	CONV_CLOCK_REALTIME = 0, /* wall-clock epoch (default) */

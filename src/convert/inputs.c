@@ -18,7 +18,7 @@
 #include "clockmap.h"
 #include "inputs.h"
 #include "systrace.h"
-#include "util.h"
+#include "common/util.h"
 
 /* Pids are at most 2^22 on Linux: a second process with the same pid (another host) moves up. */
 #define PID_SPACE (1ll << 22)

@@ -11,7 +11,7 @@
 #include <json-c/json.h>
 
 #include "convert.h"
-#include "rawfile.h"
+#include "format/rawfile.h"
 
 struct conv_input {
 	char *path;

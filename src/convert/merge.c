@@ -23,7 +23,7 @@
 
 #include "merge.h"
 #include "outfile.h"
-#include "util.h"
+#include "common/util.h"
 
 #define SBUF (1024 * 1024)
 #define KEY_MAX 64

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
-#include "util.h"
+#include "common/util.h"
 
 struct outfile *outfile_open(const char *path, char *err, size_t errlen)
 {

@@ -19,7 +19,7 @@
 
 #include "clockmap.h"
 #include "profdata.h"
-#include "util.h"
+#include "common/util.h"
 
 static bool is_file(const char *dir, const char *name)
 {

@@ -15,7 +15,7 @@
 
 #include "giltrace.h"
 #include "stats.h"
-#include "util.h"
+#include "common/util.h"
 
 #define MAX_HANDOFFS 65536 /* giver/taker pairs kept per process */
 #define MAX_RING (256 * 1024) /* holds kept for matching waits: 6 MiB at most */

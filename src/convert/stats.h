@@ -23,7 +23,7 @@
 #include "clockmap.h"
 #include "convert.h"
 #include "inputs.h"
-#include "rawfile.h"
+#include "format/rawfile.h"
 
 struct stats;
 struct stats_long_hold;

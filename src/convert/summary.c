@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 
 #include "giltrace.h"
 #include "stats.h"

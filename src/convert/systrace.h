@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "rawfile.h"
+#include "format/rawfile.h"
 
 /* Intervals come out with start/dur in epoch nanoseconds. */
 typedef int (*systrace_emit_fn)(void *ctx, const struct gil_interval *iv);

@@ -19,7 +19,7 @@
 #include <gelf.h>
 
 #include "attrib.h"
-#include "util.h"
+#include "common/util.h"
 
 #define ARG_MAX_LEN 63 /* the kernel's MAX_ARGSTR_LEN for one fetcharg, type included */
 

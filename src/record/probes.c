@@ -15,7 +15,7 @@
 #include <tracefs.h>
 
 #include "probes.h"
-#include "util.h"
+#include "common/util.h"
 
 #define GROUP_PREFIX "gil_"
 

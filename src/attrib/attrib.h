@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbols.h"
+#include "elf/symbols.h"
 
 enum gil_attr_source {
 	GIL_ATTR_SRC_NONE = 0,

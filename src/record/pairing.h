@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "giltrace.h"
-#include "rawfile.h"
+#include "format/rawfile.h"
 
 enum gil_ev {
 	GIL_EV_TAKE_ENTRY = 0,

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "launch.h"
-#include "util.h"
+#include "common/util.h"
 
 static int add_traced(struct gil_launch *l, pid_t pid)
 {

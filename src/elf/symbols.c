@@ -26,7 +26,7 @@
 
 #include "dwarfsites.h"
 #include "symbols.h"
-#include "util.h"
+#include "common/util.h"
 #include "x86insn.h"
 
 /* Bounds for .gnu_debugdata: a corrupt or hostile section must not exhaust memory. */

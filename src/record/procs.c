@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "procs.h"
-#include "util.h"
+#include "common/util.h"
 
 void gil_mappings_free(struct gil_mapping *maps, int nr)
 {

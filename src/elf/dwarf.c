@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "dwarfsites.h"
-#include "util.h"
+#include "common/util.h"
 #include "x86insn.h"
 
 void gil_dwarf_free(struct gil_dwarf *dw)

@@ -11,7 +11,7 @@
 
 #include <linux/perf_event.h>
 
-#include "attrib.h"
+#include "attrib/attrib.h"
 
 struct tep_handle;
 

@@ -15,7 +15,7 @@
 
 #include "clock.h"
 #include "ring.h"
-#include "util.h"
+#include "common/util.h"
 
 struct ring {
 	int fd; /* a dup of the first event opened on this CPU; owns the mmap */

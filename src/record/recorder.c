@@ -28,7 +28,7 @@
 #include <tracefs.h>
 #include <gelf.h>
 
-#include "attrib.h"
+#include "attrib/attrib.h"
 #include "clock.h"
 #include "decode.h"
 #include "launch.h"
@@ -36,10 +36,10 @@
 #include "pairing.h"
 #include "probes.h"
 #include "procs.h"
-#include "rawfile.h"
+#include "format/rawfile.h"
 #include "ring.h"
-#include "symbols.h"
-#include "util.h"
+#include "elf/symbols.h"
+#include "common/util.h"
 
 #define DEFAULT_RING_PAGES 1024 /* 4 MiB per CPU: ~0.4 s of the busiest workload measured */
 #define ROUND_MS 50 /* rings are drained at least this often */

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbols.h"
+#include "elf/symbols.h"
 
 struct gil_probe {
 	char name[32]; /* event name inside the group */

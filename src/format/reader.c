@@ -22,7 +22,7 @@
 
 #include "giltrace.h"
 #include "rawfile.h"
-#include "util.h"
+#include "common/util.h"
 
 #define GIL_KIND_MAX GIL_KIND_DROP
 

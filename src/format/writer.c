@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "rawfile.h"
-#include "util.h"
+#include "common/util.h"
 
 #define WBUF_SIZE (256 * 1024)
 /* Longest line we build in place (an interval is < 100 bytes); larger ones are written whole. */

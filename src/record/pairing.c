@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "pairing.h"
-#include "util.h"
+#include "common/util.h"
 
 enum state {
 	S_UNKNOWN = 0, /* no event seen yet: the thread's state at the start is unknown */

@@ -4,7 +4,7 @@
  * inline drop_gil into PyEval_SaveThread and, through it, into I/O functions: the out-of-line
  * copy then sees almost only forced switches. Built without libdw, gil_dwarf_read() finds
  * nothing and says so. Not named dwarf.h: that would hide elfutils' <dwarf.h> (the DW_*
- * constants) behind -I src/lib.
+ * constants) behind -I src.
  */
 #ifndef GIL_DWARFSITES_H
 #define GIL_DWARFSITES_H
