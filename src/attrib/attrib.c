@@ -291,108 +291,7 @@ toolong:
 	return NULL;
 }
 
-/* ---- ELF helpers: the text's vaddr - offset, _PyRuntime's bytes, debug builds ---------------- */
-
-struct elf_file {
-	int fd;
-	Elf *elf;
-};
-
-static int elf_open(struct elf_file *f, const char *path)
-{
-	elf_version(EV_CURRENT);
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0)
-		return -1;
-	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
-	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {
-		if (f->elf)
-			elf_end(f->elf);
-		close(f->fd);
-		f->fd = -1;
-		errno = ENOEXEC;
-		return -1;
-	}
-	return 0;
-}
-
-static void elf_close(struct elf_file *f)
-{
-	if (f->elf)
-		elf_end(f->elf);
-	if (f->fd >= 0)
-		close(f->fd);
-	f->elf = NULL;
-	f->fd = -1;
-}
-
-/* p_vaddr - p_offset of the executable PT_LOAD holding @addr: "@+X" means X + load bias + this. */
-static int text_delta(Elf *elf, uint64_t addr, int64_t *delta)
-{
-	GElf_Phdr ph;
-	size_t n, i;
-
-	if (elf_getphdrnum(elf, &n))
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_memsz) {
-			*delta = (int64_t)(ph.p_vaddr - ph.p_offset);
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* Look @name up in .dynsym and .symtab; its value and size. */
-static bool find_symbol(Elf *elf, const char *name, GElf_Sym *out)
-{
-	Elf_Scn *scn = NULL;
-	Elf_Data *data;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	const char *s;
-	size_t i, n;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; data && i < n; i++) {
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			s = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (s && !strcmp(s, name)) {
-				*out = sym;
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
-/* Read @len bytes at virtual address @addr from the file contents (initialized data only). */
-static int read_vaddr(struct elf_file *f, uint64_t addr, void *buf, size_t len)
-{
-	GElf_Phdr ph;
-	size_t n, i;
-
-	if (elf_getphdrnum(f->elf, &n))
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(f->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (addr >= ph.p_vaddr && addr + len <= ph.p_vaddr + ph.p_filesz)
-			return pread(f->fd, buf, len, (off_t)(addr - ph.p_vaddr + ph.p_offset)) ==
-					       (ssize_t)len
-				       ? 0
-				       : -1;
-	}
-	return -1;
-}
+/* ---- _Py_DebugOffsets ---------------------------------------------------------------------- */
 
 static uint64_t rd64(const unsigned char *p)
 {
@@ -419,7 +318,7 @@ enum {
 	DO_SIZE_313 = 584,
 };
 
-static int layout_debug_offsets(struct elf_file *f, struct gil_layout *out, char *err,
+static int layout_debug_offsets(struct gil_elf *f, struct gil_layout *out, char *err,
 				size_t errlen)
 {
 	unsigned char d[DO_SIZE_313];
@@ -427,9 +326,9 @@ static int layout_debug_offsets(struct elf_file *f, struct gil_layout *out, char
 	GElf_Sym sym;
 	uint64_t ver;
 
-	if (!find_symbol(f->elf, "_PyRuntime", &sym))
+	if (!gil_elf_find_symbol(f->elf, "_PyRuntime", &sym))
 		return gil_err(err, errlen, "no _PyRuntime symbol");
-	if (sym.st_size < sizeof(d) || read_vaddr(f, sym.st_value, d, sizeof(d)) < 0)
+	if (sym.st_size < sizeof(d) || gil_elf_read_vaddr(f, sym.st_value, d, sizeof(d)) < 0)
 		return gil_err(err, errlen, "_PyRuntime not readable from the file");
 	if (memcmp(d + DO_COOKIE, "xdebugpy", 8))
 		return gil_err(err, errlen, "no _Py_DebugOffsets cookie in _PyRuntime");
@@ -456,13 +355,13 @@ static int layout_debug_offsets(struct elf_file *f, struct gil_layout *out, char
 
 int gil_layout_debug_offsets(const char *path, struct gil_layout *out, char *err, size_t errlen)
 {
-	struct elf_file f = { -1, NULL };
+	struct gil_elf f;
 	int ret;
 
-	if (elf_open(&f, path) < 0)
+	if (gil_elf_open(&f, path, NULL, 0) < 0)
 		return gil_err(err, errlen, "%s: %s", path, strerror(errno));
 	ret = layout_debug_offsets(&f, out, err, errlen);
-	elf_close(&f);
+	gil_elf_close(&f);
 	return ret;
 }
 
@@ -471,7 +370,7 @@ static bool is_debug_build(Elf *elf)
 {
 	GElf_Sym sym;
 
-	return find_symbol(elf, "_Py_NegativeRefcount", &sym);
+	return gil_elf_find_symbol(elf, "_Py_NegativeRefcount", &sym);
 }
 
 /* Is @s a plain function entry whose arguments follow the ABI (no clone suffix but .lto_priv)? */
@@ -1115,10 +1014,10 @@ static bool site_scope(Dwarf *dbg, const struct gil_site *s, uint64_t start, Dwa
 	return false;
 }
 
-static int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct elf_file *obj,
+static int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj,
 			int version, char *err, size_t errlen)
 {
-	struct elf_file f = { -1, NULL };
+	struct gil_elf f;
 	struct dw d = { 0 };
 	const struct gil_site *s;
 	struct loc ts, req;
@@ -1128,7 +1027,7 @@ static int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, st
 	size_t i;
 	int ret = -1;
 
-	if (!syms->dwarf_from || elf_open(&f, syms->dwarf_from) < 0)
+	if (!syms->dwarf_from || gil_elf_open(&f, syms->dwarf_from, NULL, 0) < 0)
 		return 0;
 	d.dbg = dwarf_begin_elf(f.elf, DWARF_C_READ, NULL);
 	if (!d.dbg) {
@@ -1168,7 +1067,7 @@ static int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, st
 			else if (!param_loc(&scope, a->layout.req_arg, s->addr, entry, &req))
 				memset(&req, 0, sizeof(req)); /* function yes, class unknown */
 		}
-		if (text_delta(obj->elf, s->addr, &delta) < 0)
+		if (gil_elf_text_delta(obj->elf, s->addr, &delta) < 0)
 			delta = 0;
 		a->sites[i].fetchargs = build_fetchargs(&a->layout, &ts, &req, s->fn == GIL_FN_DROP,
 							delta, &a->sites[i].why);
@@ -1183,17 +1082,17 @@ out:
 	}
 	if (d.dbg)
 		dwarf_end(d.dbg);
-	elf_close(&f);
+	gil_elf_close(&f);
 	return ret;
 }
 
 int gil_layout_dwarf(const char *path, struct gil_layout *out, char *err, size_t errlen)
 {
-	struct elf_file f = { -1, NULL };
+	struct gil_elf f;
 	struct dw d = { 0 };
 	int ret = -1;
 
-	if (elf_open(&f, path) < 0)
+	if (gil_elf_open(&f, path, NULL, 0) < 0)
 		return gil_err(err, errlen, "%s: %s", path, strerror(errno));
 	d.dbg = dwarf_begin_elf(f.elf, DWARF_C_READ, NULL);
 	if (!d.dbg) {
@@ -1203,13 +1102,13 @@ int gil_layout_dwarf(const char *path, struct gil_layout *out, char *err, size_t
 	ret = layout_from_dwarf(&d, out, err, errlen);
 	dwarf_end(d.dbg);
 out:
-	elf_close(&f);
+	gil_elf_close(&f);
 	return ret;
 }
 
 #else /* !HAVE_LIBDW */
 
-static int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct elf_file *obj,
+static int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj,
 			int version, char *err, size_t errlen)
 {
 	return 0;
@@ -1223,7 +1122,7 @@ int gil_layout_dwarf(const char *path, struct gil_layout *out, char *err, size_t
 #endif /* HAVE_LIBDW */
 
 /* Table or debug offsets: arguments by the ABI, so only at plain function entries. */
-static int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct elf_file *obj)
+static int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj)
 {
 	const struct gil_site *s;
 	struct loc ts, req;
@@ -1253,7 +1152,7 @@ static int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, stru
 int gil_attrib_read(const struct gil_symbols *syms, const char *object, const char *version,
 		    struct gil_attrib **out, char *err, size_t errlen)
 {
-	struct elf_file obj = { -1, NULL };
+	struct gil_elf obj = { .fd = -1 };
 	const struct gil_layout *t;
 	struct gil_attrib *a;
 	char why[256] = "";
@@ -1272,7 +1171,7 @@ int gil_attrib_read(const struct gil_symbols *syms, const char *object, const ch
 		a->why = "not a CPython with a GIL";
 		goto done;
 	}
-	if (elf_open(&obj, object) < 0) {
+	if (gil_elf_open(&obj, object, NULL, 0) < 0) {
 		a->why = "cannot open the interpreter's file";
 		goto done;
 	}
@@ -1312,14 +1211,14 @@ done:
 		a->nr_attributed += a->sites[i].fetchargs != NULL;
 	if (!a->nr_attributed && !a->why)
 		a->why = a->nr_entries ? "no site where the thread state can be read" : "no entry site";
-	elf_close(&obj);
+	gil_elf_close(&obj);
 	*out = a;
 	return 0;
 oom:
 	errno = ENOMEM;
 	gil_err(err, errlen, "out of memory");
 fail:
-	elf_close(&obj);
+	gil_elf_close(&obj);
 	gil_attrib_free(a);
 	return -1;
 }

@@ -25,6 +25,7 @@
 #endif
 
 #include "dwarfsites.h"
+#include "elf.h"
 #include "symbols.h"
 #include "common/util.h"
 #include "x86insn.h"
@@ -40,14 +41,6 @@ static const char *const gil_fn_names[GIL_FN_NR] = {
 
 /* GCC and clang clone suffixes that still name a full entry point (".cold"/".part" do not). */
 static const char *const clone_kinds[] = { "constprop", "lto_priv", "isra", "llvm" };
-
-/* One opened ELF: a file, or an in-memory image (decompressed .gnu_debugdata). */
-struct elf_handle {
-	int fd;
-	Elf *elf;
-	uint64_t size; /* file size: offsets past it are never returned */
-	void *image; /* owned buffer behind elf_memory(), else NULL */
-};
 
 /* An exported function of the C API, as the object's .dynsym defines it. */
 struct export {
@@ -116,181 +109,6 @@ bool gil_symbol_match(const char *name, enum gil_func *fn)
 	return false;
 }
 
-/* The PT_LOAD segment whose file bytes hold @addr (bss beyond p_filesz has no file offset). */
-static int find_load(Elf *elf, uint64_t addr, GElf_Phdr *out)
-{
-	GElf_Phdr ph;
-	size_t n, i;
-
-	if (!elf || elf_getphdrnum(elf, &n))
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (addr < ph.p_vaddr || addr - ph.p_vaddr >= ph.p_filesz)
-			continue;
-		*out = ph;
-		return 0;
-	}
-	return -1;
-}
-
-int gil_elf_addr_to_offset(Elf *elf, uint64_t addr, uint64_t *offset, bool *exec)
-{
-	GElf_Phdr ph;
-
-	if (find_load(elf, addr, &ph))
-		return -1;
-	if (offset)
-		*offset = addr - ph.p_vaddr + ph.p_offset;
-	if (exec)
-		*exec = ph.p_flags & PF_X;
-	return 0;
-}
-
-/* Look for NT_GNU_BUILD_ID in one block of notes. Same return values as gil_elf_build_id. */
-static int notes_build_id(Elf_Data *data, char *buf, size_t len)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t off = 0, next, name_off, desc_off, i;
-	const unsigned char *desc;
-	GElf_Nhdr nh;
-
-	while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-		off = next;
-		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != sizeof("GNU") ||
-		    memcmp((const char *)data->d_buf + name_off, "GNU", sizeof("GNU")) ||
-		    !nh.n_descsz)
-			continue;
-		if (nh.n_descsz > 64 || 2 * (size_t)nh.n_descsz + 1 > len) {
-			errno = ERANGE;
-			return -1;
-		}
-		desc = (const unsigned char *)data->d_buf + desc_off;
-		for (i = 0; i < nh.n_descsz; i++) {
-			buf[2 * i] = hex[desc[i] >> 4];
-			buf[2 * i + 1] = hex[desc[i] & 0xf];
-		}
-		buf[2 * i] = '\0';
-		return (int)nh.n_descsz;
-	}
-	return 0;
-}
-
-int gil_elf_build_id(Elf *elf, char *buf, size_t len)
-{
-	Elf_Scn *scn = NULL;
-	Elf_Data *data;
-	GElf_Shdr sh;
-	GElf_Phdr ph;
-	size_t nshdr, nphdr, i;
-	int ret;
-
-	if (!elf || !buf || !len) {
-		errno = EINVAL;
-		return -1;
-	}
-	buf[0] = '\0';
-	if (elf_getshdrnum(elf, &nshdr))
-		nshdr = 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf)
-			continue;
-		ret = notes_build_id(data, buf, len);
-		if (ret)
-			return ret;
-	}
-	/*
-	 * Program headers only when there are no sections: in a debug file the PT_NOTE offsets
-	 * describe the original object, not the bytes in front of us.
-	 */
-	if (nshdr > 1 || elf_getphdrnum(elf, &nphdr))
-		return 0;
-	for (i = 0; i < nphdr; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
-			continue;
-		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
-					    ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-		if (!data || !data->d_buf)
-			continue;
-		ret = notes_build_id(data, buf, len);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-static void elf_handle_close(struct elf_handle *h)
-{
-	if (h->elf)
-		elf_end(h->elf);
-	if (h->fd >= 0)
-		close(h->fd);
-	free(h->image);
-	h->elf = NULL;
-	h->fd = -1;
-	h->image = NULL;
-}
-
-static int elf_handle_open(struct elf_handle *h, const char *path, char *err, size_t errlen)
-{
-	struct stat st;
-	int saved;
-
-	h->elf = NULL;
-	h->image = NULL;
-	h->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (h->fd < 0) {
-		saved = errno;
-		gil_err(err, errlen, "cannot open %s: %s", path, strerror(saved));
-		errno = saved;
-		return -1;
-	}
-	if (fstat(h->fd, &st)) {
-		saved = errno;
-		gil_err(err, errlen, "cannot stat %s: %s", path, strerror(saved));
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		saved = EINVAL;
-		gil_err(err, errlen, "%s: not a regular file", path);
-		goto fail;
-	}
-	h->size = (uint64_t)st.st_size;
-	h->elf = elf_begin(h->fd, ELF_C_READ_MMAP, NULL);
-	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF) {
-		saved = ENOEXEC;
-		gil_err(err, errlen, "%s: not an ELF file", path);
-		goto fail;
-	}
-	return 0;
-fail:
-	elf_handle_close(h);
-	errno = saved;
-	return -1;
-}
-
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	const char *n;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, sh))
-			continue;
-		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
 /* A site is a whole function inside one executable segment, and inside the file. */
 static int site_offset(const struct scan *sc, uint64_t addr, uint64_t size, uint64_t *offset)
 {
@@ -298,7 +116,7 @@ static int site_offset(const struct scan *sc, uint64_t addr, uint64_t size, uint
 
 	if (!addr || !size)
 		return -1;
-	if (find_load(sc->obj, addr, &ph) || !(ph.p_flags & PF_X))
+	if (gil_elf_load_of(sc->obj, addr, &ph) || !(ph.p_flags & PF_X))
 		return -1;
 	if (size > ph.p_filesz - (addr - ph.p_vaddr))
 		return -1;
@@ -528,12 +346,12 @@ static int try_debug_file(struct scan *sc, const char *dpath, const char *method
 			  uint32_t crc)
 {
 	char bid[sizeof(sc->syms->build_id)];
-	struct elf_handle h;
+	struct gil_elf h;
 	size_t before = sc->syms->nr_sites, from_tables;
 	uint32_t got;
 	int ret = 0;
 
-	if (elf_handle_open(&h, dpath, NULL, 0))
+	if (gil_elf_open(&h, dpath, NULL, 0))
 		return 0;
 	if (gil_elf_build_id(h.elf, bid, sizeof(bid)) <= 0 || strcmp(bid, sc->syms->build_id))
 		goto out;
@@ -556,7 +374,7 @@ static int try_debug_file(struct scan *sc, const char *dpath, const char *method
 		ret = sc->syms->symbols_from ? 1 : -1;
 	}
 out:
-	elf_handle_close(&h);
+	gil_elf_close(&h);
 	return ret;
 }
 
@@ -583,7 +401,7 @@ static int try_debuglink(struct scan *sc, Elf *obj, const char *path, const char
 	uint32_t crc;
 	int ret = 0;
 
-	scn = find_section(obj, ".gnu_debuglink", &sh);
+	scn = gil_elf_section(obj, ".gnu_debuglink", &sh);
 	if (!scn || sh.sh_type == SHT_NOBITS || !gelf_getehdr(obj, &eh))
 		return 0;
 	d = elf_getdata(scn, NULL);
@@ -679,24 +497,23 @@ out:
 static int try_debugdata(struct scan *sc, Elf *obj, const char *path)
 {
 	char bid[sizeof(sc->syms->build_id)];
-	struct elf_handle h = { .fd = -1 };
+	struct gil_elf h = { .fd = -1 };
+	void *image;
 	size_t len;
 	GElf_Shdr sh;
 	Elf_Data *d;
 	Elf_Scn *scn;
 	int ret = 0;
 
-	scn = find_section(obj, ".gnu_debugdata", &sh);
+	scn = gil_elf_section(obj, ".gnu_debugdata", &sh);
 	if (!scn || sh.sh_type == SHT_NOBITS)
 		return 0;
 	d = elf_rawdata(scn, NULL);
 	if (!d || !d->d_buf || !d->d_size)
 		return 0;
-	if (xz_decode(d->d_buf, d->d_size, &h.image, &len))
+	if (xz_decode(d->d_buf, d->d_size, &image, &len))
 		return 0;
-	h.size = len;
-	h.elf = elf_memory(h.image, len);
-	if (!h.elf || elf_kind(h.elf) != ELF_K_ELF)
+	if (gil_elf_open_memory(&h, image, len))
 		goto out;
 	/* Embedded in the object, so it matches by construction; a build-id, if any, must agree. */
 	if (gil_elf_build_id(h.elf, bid, sizeof(bid)) > 0 && strcmp(bid, sc->syms->build_id))
@@ -710,7 +527,7 @@ static int try_debugdata(struct scan *sc, Elf *obj, const char *path)
 	sc->syms->symbols_from = strdup(path);
 	ret = sc->syms->symbols_from ? 1 : -1;
 out:
-	elf_handle_close(&h);
+	gil_elf_close(&h);
 	return ret;
 }
 #endif
@@ -1098,7 +915,7 @@ void gil_symbols_free(struct gil_symbols *syms)
 int gil_symbols_read(const char *path, const char *root, struct gil_symbols **out, char *err,
 		     size_t errlen)
 {
-	struct elf_handle obj = { .fd = -1 };
+	struct gil_elf obj = { .fd = -1 };
 	struct gil_symbols *syms = NULL;
 	struct scan sc;
 	bool has_symtab, want_dwarf, oom = true;
@@ -1119,7 +936,7 @@ int gil_symbols_read(const char *path, const char *root, struct gil_symbols **ou
 	syms = calloc(1, sizeof(*syms));
 	if (!syms || !(syms->path = strdup(path)))
 		goto out;
-	if (elf_handle_open(&obj, path, err, errlen)) {
+	if (gil_elf_open(&obj, path, err, errlen)) {
 		saved = errno;
 		oom = false;
 		goto out;
@@ -1164,7 +981,7 @@ out:
 		saved = ENOMEM;
 		gil_err(err, errlen, "%s: out of memory", path);
 	}
-	elf_handle_close(&obj);
+	gil_elf_close(&obj);
 	gil_symbols_free(syms);
 	if (ret)
 		errno = saved;

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <gelf.h>
+#include "elf.h"
 
 enum gil_func {
 	GIL_FN_TAKE = 0,
@@ -75,19 +75,6 @@ struct gil_symbols {
  * Sets *@fn when it returns true.
  */
 bool gil_symbol_match(const char *name, enum gil_func *fn);
-
-/**
- * gil_elf_addr_to_offset - map virtual address @addr to a file offset through the PT_LOAD
- * program headers of @elf. Sets *@exec when the segment is executable.
- * Returns 0, or -1 when no PT_LOAD segment holds @addr.
- */
-int gil_elf_addr_to_offset(Elf *elf, uint64_t addr, uint64_t *offset, bool *exec);
-
-/**
- * gil_elf_build_id - the GNU build-id note of @elf as lowercase hex into @buf (size >= 129).
- * Returns its length in bytes, 0 if none, -1 on error.
- */
-int gil_elf_build_id(Elf *elf, char *buf, size_t len);
 
 /**
  * gil_symbols_read - read the GIL function sites of the ELF object at @path.

@@ -26,7 +26,6 @@
 
 #include <event-parse.h>
 #include <tracefs.h>
-#include <gelf.h>
 
 #include "attrib/attrib.h"
 #include "clock.h"
@@ -38,6 +37,7 @@
 #include "procs.h"
 #include "format/rawfile.h"
 #include "ring.h"
+#include "elf/elf.h"
 #include "elf/symbols.h"
 #include "common/util.h"
 
@@ -1502,35 +1502,13 @@ static int process_queue(struct gil_recorder *rec, uint64_t upto)
 /* Does the ELF file at @path list a libpython among its DT_NEEDED entries? */
 static bool needs_libpython(const char *path)
 {
-	bool found = false;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Dyn dyn;
-	Elf_Data *data;
-	const char *name;
-	size_t i;
-	Elf *elf;
-	int fd;
+	struct gil_elf h;
+	bool found;
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (gil_elf_open(&h, path, NULL, 0) < 0)
 		return false;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (i = 0; data && i < sh.sh_size / (sh.sh_entsize ? sh.sh_entsize : 1); i++) {
-			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-			if (name && !strncmp(name, "libpython3", 10))
-				found = true;
-		}
-	}
-	elf_end(elf);
-	close(fd);
+	found = gil_elf_needs(h.elf, "libpython3");
+	gil_elf_close(&h);
 	return found;
 }
 
