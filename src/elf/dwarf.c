@@ -30,25 +30,6 @@ void gil_dwarf_free(struct gil_dwarf *dw)
 	free(dw);
 }
 
-#ifndef HAVE_LIBDW
-
-bool gil_dwarf_supported(void)
-{
-	return false;
-}
-
-int gil_dwarf_read(Elf *elf, Elf *code, struct gil_dwarf **out, char *err, size_t errlen)
-{
-	*out = calloc(1, sizeof(**out));
-	if (!*out) {
-		errno = ENOMEM;
-		return gil_err(err, errlen, "out of memory");
-	}
-	return 0;
-}
-
-#else /* HAVE_LIBDW */
-
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
@@ -690,5 +671,3 @@ out:
 	*out = w.dw;
 	return 0;
 }
-
-#endif /* HAVE_LIBDW */

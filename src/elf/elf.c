@@ -312,3 +312,11 @@ bool gil_elf_needs(Elf *elf, const char *prefix)
 	}
 	return false;
 }
+
+uint32_t gil_elf_u32(const unsigned char *p, bool lsb)
+{
+	if (lsb)
+		return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+		       (uint32_t)p[3] << 24;
+	return (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[0] << 24;
+}

@@ -94,4 +94,7 @@ int gil_elf_build_id(Elf *elf, char *buf, size_t len);
  */
 bool gil_elf_needs(Elf *elf, const char *prefix);
 
+/** gil_elf_u32 - the 32-bit value at @p, little-endian when @lsb, else big-endian. */
+uint32_t gil_elf_u32(const unsigned char *p, bool lsb);
+
 #endif /* GIL_ELF_H */

@@ -61,6 +61,7 @@ struct gil_symbols {
 	bool has_take; /* at least one take_gil site */
 	bool has_drop;
 	enum gil_python_kind kind;
+	char version[32]; /* "3.12.1" (Py_Version, else the name and a pyenv prefix); "" unknown */
 	bool approximate; /* some sites stand in for the GIL functions: releases are approximate */
 	char *reason; /* one line when the sites are approximate or absent for a Python: why, and
 			 what would fix it (e.g. "apt-get install python3.11-dbg"); else NULL */

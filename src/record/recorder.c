@@ -56,6 +56,7 @@ struct object {
 	char *open_path; /* what we opened and probed: /proc/PID/root + path */
 	struct gil_symbols *syms; /* NULL: the file defines no GIL function */
 	char *reason; /* symbols.c's one line: why no sites, or why they are approximate */
+	char version[32]; /* the interpreter's, as symbols.c read it; "" unknown */
 	struct gil_attrib *attrib; /* what the probes read; NULL when attribution is off */
 	int first_probe, nr_probes;
 	int nr_fetching; /* probes created with fetchargs */
@@ -294,17 +295,11 @@ static int find_object(struct gil_recorder *rec, const struct gil_mapping *m)
 	return -1;
 }
 
-static char *python_version_of(const char *path);
-
 /* What the probes of @o read at each entry: offsets from DWARF, _Py_DebugOffsets or the table. */
 static int load_attrib(struct object *o, char *err, size_t errlen)
 {
-	char *ver = python_version_of(o->path);
-	int ret;
-
-	ret = gil_attrib_read(o->syms, o->open_path, ver, &o->attrib, err, errlen);
-	free(ver);
-	return ret;
+	return gil_attrib_read(o->syms, o->open_path, o->version[0] ? o->version : NULL,
+			       &o->attrib, err, errlen);
 }
 
 /*
@@ -352,6 +347,7 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 	}
 	if (o->syms->reason)
 		o->reason = strdup(o->syms->reason);
+	memcpy(o->version, o->syms->version, sizeof(o->version));
 	if (!o->syms->nr_sites || !o->syms->has_take || !o->syms->has_drop) {
 		gil_symbols_free(o->syms);
 		o->syms = NULL;
@@ -732,33 +728,6 @@ static struct json_object *offsets_json(const struct gil_clock_offsets *off)
 	return o;
 }
 
-static char *python_version_of(const char *path)
-{
-	const char *base = strrchr(path, '/'), *p;
-	char buf[32];
-	size_t n = 0;
-
-	base = base ? base + 1 : path;
-	p = strstr(base, "python");
-	if (!p)
-		return NULL;
-	p += 6;
-	while (n + 1 < sizeof(buf) && ((*p >= '0' && *p <= '9') || *p == '.'))
-		buf[n++] = *p++;
-	while (n && buf[n - 1] == '.')
-		n--;
-	buf[n] = '\0';
-	/* pyenv keeps the full version in the install prefix: .../versions/3.12.1/lib */
-	p = strstr(path, "/versions/");
-	if (p && n) {
-		const char *v = p + 10;
-		size_t m = strcspn(v, "/");
-
-		if (m < sizeof(buf) && !strncmp(v, buf, n))
-			snprintf(buf, sizeof(buf), "%.*s", (int)m, v);
-	}
-	return n ? strdup(buf) : NULL;
-}
 
 /* Why @o's probes read no Python function, or NULL when they do. */
 static const char *attribution_why(const struct gil_recorder *rec, const struct object *o)
@@ -808,7 +777,7 @@ static int write_header(struct gil_recorder *rec, struct target *t)
 	const struct gil_probe *gp;
 	const struct gil_site *s;
 	struct utsname u;
-	char hex[32], *ver;
+	char hex[32];
 	int idx = o->first_probe;
 	size_t i;
 	int ret;
@@ -820,9 +789,8 @@ static int write_header(struct gil_recorder *rec, struct target *t)
 			       t->rank_source ? json_object_new_string(t->rank_source) : NULL);
 	json_object_object_add(h, "cmdline", jstr_utf8(t->cmdline ? t->cmdline : ""));
 	json_object_object_add(h, "comm", jstr_utf8(t->comm));
-	ver = python_version_of(o->path);
-	json_object_object_add(h, "python_version", ver ? json_object_new_string(ver) : NULL);
-	free(ver);
+	json_object_object_add(h, "python_version",
+			       o->version[0] ? json_object_new_string(o->version) : NULL);
 	json_object_object_add(h, "hostname",
 			       json_object_new_string(uname(&u) == 0 ? u.nodename : ""));
 	json_object_object_add(h, "recorder_pid", json_object_new_int(getpid()));

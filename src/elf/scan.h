@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Private to src/elf: the state of one gil_symbols_read() while it collects sites from the
+ * object, its debug files and DWARF, and the steps that share it (sites.c, debugfile.c,
+ * classify.c, symbols.c).
+ */
+#ifndef GIL_ELF_SCAN_H
+#define GIL_ELF_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elf.h"
+#include "symbols.h"
+
+/* An exported function of the C API, as the object's .dynsym defines it. */
+struct export {
+	uint64_t addr, size;
+	bool found;
+};
+
+/* State shared while collecting sites from one or more symbol tables. */
+struct scan {
+	struct gil_symbols *syms;
+	size_t cap;
+	Elf *obj; /* the probed object: its program headers decide every offset */
+	uint64_t obj_size;
+	bool x86_64;
+	bool capi; /* the object exports the C API (PyEval_SaveThread): worth reading DWARF */
+	bool dwarf_done; /* DWARF was read (from the object or a debug file) */
+	bool stripped; /* the object has no .symtab */
+	struct export save, restore; /* PyEval_SaveThread, PyEval_RestoreThread */
+	char version[16]; /* "3.11", from the file name or Py_Version; "" if unknown */
+	uint32_t hexversion; /* Py_Version (PY_VERSION_HEX, 3.11+); 0 when not exported */
+};
+
+/* ---- sites.c ---- */
+
+/* The file offset of a whole function at @addr (@size bytes) inside one executable segment. */
+int gil_sites_offset(const struct scan *sc, uint64_t addr, uint64_t size, uint64_t *offset);
+
+/* Add a whole function's entry (endbr64 stepped over); -1 on ENOMEM. */
+int gil_sites_add_func(struct scan *sc, enum gil_func fn, const char *name, uint64_t addr,
+		       uint64_t offset, uint64_t size, const char *method, bool approximate);
+
+/*
+ * Collect sites from the symbol tables of @symelf (.symtab first); @method NULL names the
+ * table. Sets *@has_symtab when not NULL. Returns -1 only on ENOMEM.
+ */
+int gil_sites_scan_tables(struct scan *sc, Elf *symelf, const char *method, bool *has_symtab);
+
+/* Inlined copies from the DWARF of @dwelf (read from @from): 1 when it had DWARF, 0, -1. */
+int gil_sites_scan_dwarf(struct scan *sc, Elf *dwelf, const char *from);
+
+/* Does PyEval_SaveThread call an out-of-line drop_gil? 1 yes, 0 no (inlined), -1 unknown. */
+int gil_sites_save_calls_drop(struct scan *sc);
+
+/* Set has_take and has_drop from the sites. */
+void gil_sites_count(struct gil_symbols *syms);
+
+/* PyEval_RestoreThread/PyEval_SaveThread entries for the functions without a site. */
+int gil_sites_add_exported(struct scan *sc, bool take, bool drop);
+
+/* ---- debugfile.c ---- */
+
+/* Sites from a debug file matching @obj's build-id (under @root); -1 only on ENOMEM. */
+int gil_debug_find(struct scan *sc, Elf *obj, const char *path, const char *root);
+
+/* ---- classify.c ---- */
+
+/* Which interpreter the object's .dynsym says it is; fills save, restore, capi, version. */
+enum gil_python_kind gil_classify(struct scan *sc);
+
+/* "3.11" from the name of an interpreter or its library (python3.11, libpython3.11d.so). */
+void gil_version_from_name(const char *path, char *buf, size_t len);
+
+/*
+ * The interpreter's full version into @buf: "3.12.1" or "3.15.0a2" from Py_Version, else from
+ * the name (@path as the process shows it) and a pyenv prefix; "" when unknown.
+ */
+void gil_version_full(const struct scan *sc, const char *path, char *buf, size_t len);
+
+/* Is the "X.Y" @version known and below @major.@minor? */
+bool gil_version_below(const char *version, unsigned int major, unsigned int minor);
+
+/* @path as the process sees it (without the /proc/PID/root prefix), and its last part. */
+const char *gil_shown_path(const char *path, const char *root);
+const char *gil_shown_base(const char *path);
+
+/* One line naming what installs the object's symbols (malloc'd; NULL on ENOMEM). */
+char *gil_fix_hint(const struct scan *sc, const char *root);
+
+#endif /* GIL_ELF_SCAN_H */
