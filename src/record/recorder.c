@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "decode.h"
 #include "launch.h"
+#include "ordered.h"
 #include "giltrace.h"
 #include "pairing.h"
 #include "probes.h"
@@ -48,7 +49,6 @@
 
 enum rec_state { R_ALLOC, R_SETUP, R_STARTED, R_STOPPED, R_FINISHED };
 enum tgt_state { T_LIVE, T_EXITING, T_DONE };
-enum q_type { Q_GIL, Q_EXIT, Q_LOST };
 
 struct object {
 	uint64_t dev, ino;
@@ -100,18 +100,6 @@ struct target {
 	size_t fn_written_cap;
 };
 
-struct qent {
-	uint64_t ts;
-	uint64_t seq;
-	uint32_t pid, tid;
-	uint8_t type; /* enum q_type */
-	uint8_t ev; /* enum gil_ev for Q_GIL */
-	uint8_t reason; /* enum gil_reason, at a drop_gil entry */
-	uint32_t fn; /* function id at an entry, 0: none */
-	int32_t cpu; /* Q_LOST */
-	uint64_t count; /* Q_LOST */
-};
-
 struct gil_recorder {
 	struct gil_options opts;
 	pid_t *pids;
@@ -128,9 +116,7 @@ struct gil_recorder {
 	size_t nr_objects;
 	struct target **targets; /* stable addresses: pairing callbacks keep them */
 	size_t nr_targets;
-	struct qent *q;
-	size_t nq, qcap;
-	uint64_t seq;
+	struct gil_ordered queue; /* events of all rings, until they are in time order */
 	uint64_t horizon;
 	uint64_t start_ns, end_ns, deadline, last_scan;
 	struct gil_clock_offsets off_start;
@@ -1145,23 +1131,12 @@ fail:
 
 /* ---- events in, intervals out ---------------------------------------------------------------- */
 
-static int push(struct gil_recorder *rec, const struct qent *e)
+static int push(struct gil_recorder *rec, const struct gil_qent *e)
 {
-	struct qent *q;
-	size_t cap;
-
-	if (rec->nq == rec->qcap) {
-		cap = rec->qcap ? 2 * rec->qcap : 4096;
-		q = realloc(rec->q, cap * sizeof(*q));
-		if (!q) {
-			set_err(rec, "out of memory");
-			return -1;
-		}
-		rec->q = q;
-		rec->qcap = cap;
+	if (gil_ordered_push(&rec->queue, e) < 0) {
+		set_err(rec, "out of memory");
+		return -1;
 	}
-	rec->q[rec->nq] = *e;
-	rec->q[rec->nq++].seq = rec->seq++;
 	return 0;
 }
 
@@ -1177,7 +1152,7 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 	struct gil_recorder *rec = ctx;
 	const struct gil_sample_id *sid;
 	struct gil_event ev;
-	struct qent e;
+	struct gil_qent e;
 	struct target *t;
 	const uint32_t *u;
 	const char *comm;
@@ -1268,17 +1243,10 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 	}
 }
 
-static int cmp_qent(const void *a, const void *b)
-{
-	const struct qent *x = a, *y = b;
 
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static int process_one(struct gil_recorder *rec, const struct qent *e)
+static int process_one(void *ctx, const struct gil_qent *e)
 {
+	struct gil_recorder *rec = ctx;
 	struct target *t;
 	char comm[17] = "";
 	size_t i;
@@ -1348,7 +1316,7 @@ static int report_pending_lost(struct gil_recorder *rec, uint64_t ts)
 {
 	int ncpu = gil_rings_nr_cpus(rec->rings), c;
 	uint64_t *k, v;
-	struct qent e;
+	struct gil_qent e;
 	size_t i, j;
 	int ret = 0;
 
@@ -1377,93 +1345,6 @@ static int report_pending_lost(struct gil_recorder *rec, uint64_t ts)
 	return ret;
 }
 
-/*
- * Sort the queue: it is a few runs already in time order (what was left from the last round,
- * then each CPU's ring as drained), so merge the runs (O(n log runs)) rather than qsort.
- */
-static int sort_queue(struct gil_recorder *rec)
-{
-	size_t *runs, nr = 0, cap = 16, i, r, a, b, o;
-	struct qent *tmp, *src = rec->q, *dst;
-
-	runs = malloc((cap + 1) * sizeof(*runs));
-	tmp = malloc(rec->nq * sizeof(*tmp));
-	if (!runs || !tmp) {
-		free(runs);
-		free(tmp);
-		qsort(rec->q, rec->nq, sizeof(*rec->q), cmp_qent);
-		return 0;
-	}
-	runs[nr++] = 0;
-	for (i = 1; i < rec->nq; i++) {
-		if (cmp_qent(&rec->q[i - 1], &rec->q[i]) <= 0)
-			continue;
-		if (nr == cap) {
-			size_t *v = realloc(runs, (2 * cap + 1) * sizeof(*runs));
-
-			if (!v) {
-				free(runs);
-				free(tmp);
-				qsort(rec->q, rec->nq, sizeof(*rec->q), cmp_qent);
-				return 0;
-			}
-			runs = v;
-			cap *= 2;
-		}
-		runs[nr++] = i;
-	}
-	runs[nr] = rec->nq;
-	dst = tmp;
-	while (nr > 1) {
-		/* merge src[runs[r], runs[r+1]) and src[runs[r+1], runs[r+2]) into dst */
-		for (r = 0, o = 0; r < nr; r += 2) {
-			size_t lo = runs[r], mid = runs[r + 1], hi = runs[r + 2 < nr ? r + 2 : nr];
-
-			a = lo;
-			b = mid;
-			i = lo;
-			while (a < mid && b < hi)
-				dst[i++] = cmp_qent(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
-			while (a < mid)
-				dst[i++] = src[a++];
-			while (b < hi)
-				dst[i++] = src[b++];
-			runs[o++] = lo;
-		}
-		runs[o] = rec->nq;
-		nr = o;
-		tmp = src;
-		src = dst;
-		dst = tmp;
-	}
-	if (src != rec->q) {
-		/* the sorted data is in the scratch buffer (dst is the old queue): swap them */
-		free(rec->q);
-		rec->q = src;
-		rec->qcap = rec->nq;
-	} else {
-		free(dst);
-	}
-	free(runs);
-	return 0;
-}
-
-/* Process queued events older than @upto (all of them for UINT64_MAX), in time order. */
-static int process_queue(struct gil_recorder *rec, uint64_t upto)
-{
-	size_t i, n;
-
-	if (!rec->nq)
-		return 0;
-	sort_queue(rec);
-	for (n = 0; n < rec->nq && rec->q[n].ts < upto; n++)
-		if (process_one(rec, &rec->q[n]) < 0)
-			return -1;
-	for (i = n; i < rec->nq; i++)
-		rec->q[i - n] = rec->q[i];
-	rec->nq -= n;
-	return 0;
-}
 
 /* ---- lifecycle -------------------------------------------------------------------------------- */
 
@@ -1760,7 +1641,7 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 		}
 	}
 	/* Events stamped before the previous round began are all in the rings by now. */
-	if (process_queue(rec, rec->horizon) < 0)
+	if (gil_ordered_flush(&rec->queue, rec->horizon, process_one, rec) < 0)
 		goto fail;
 	for (i = 0; i < rec->nr_targets; i++) {
 		t = rec->targets[i];
@@ -1838,7 +1719,7 @@ int gil_recorder_finish(struct gil_recorder *rec)
 	if (started && rec->rings) {
 		if (gil_rings_drain(rec->rings, on_record, rec) < 0 ||
 		    report_pending_lost(rec, rec->end_ns) < 0 ||
-		    process_queue(rec, UINT64_MAX) < 0)
+		    gil_ordered_flush(&rec->queue, UINT64_MAX, process_one, rec) < 0)
 			ret = -1;
 	}
 	if (!rec->reason)
@@ -1923,7 +1804,7 @@ void gil_recorder_free(struct gil_recorder *rec)
 	free(rec->ev_of_probe);
 	free(rec->objects);
 	free(rec->targets);
-	free(rec->q);
+	gil_ordered_free(&rec->queue);
 	free(rec->lost_per_cpu);
 	free(rec->klost_closed);
 	free(rec->synth);
