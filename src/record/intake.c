@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Record dispatch: what the rings deliver (samples, exits, forks, names, losses) becomes
+ * queue entries; entries leave the queue in time order into the target's pairing.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder.h"
+
+static int push(struct gil_recorder *rec, const struct gil_qent *e)
+{
+	if (gil_ordered_push(&rec->queue, e) < 0) {
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static const struct gil_sample_id *sample_id_at_end(const struct perf_event_header *h)
+{
+	if (h->size < sizeof(*h) + sizeof(struct gil_sample_id))
+		return NULL;
+	return (const void *)((const char *)h + h->size - sizeof(struct gil_sample_id));
+}
+
+int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
+{
+	struct gil_recorder *rec = ctx;
+	const struct gil_sample_id *sid;
+	struct gil_event ev;
+	struct gil_qent e;
+	struct target *t;
+	const uint32_t *u;
+	const char *comm;
+
+	memset(&e, 0, sizeof(e));
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		if (gil_decode_sample(rec->dec, h, &ev) < 0) {
+			rec->unknown++;
+			return 0;
+		}
+		e.type = Q_GIL;
+		e.ts = ev.ts;
+		e.pid = ev.pid;
+		e.tid = ev.tid;
+		e.ev = rec->ev_of_probe[ev.probe];
+		/* the strings point into the ring: name the function now */
+		if (ev.has_frame && rec->fntab)
+			e.fn = gil_fntab_intern(rec->fntab, &ev.frame);
+		if (e.ev == GIL_EV_DROP_ENTRY && ev.req >= 0)
+			e.reason = ev.req ? GIL_REASON_FORCED : GIL_REASON_VOLUNTARY;
+		rec->events++;
+		return push(rec, &e);
+	case PERF_RECORD_LOST:
+		/* struct { header; u64 id; u64 lost; sample_id } */
+		sid = sample_id_at_end(h);
+		e.type = Q_LOST;
+		e.cpu = cpu;
+		e.count = ((const uint64_t *)(h + 1))[1];
+		e.ts = sid ? sid->time : rec->horizon;
+		/* already reported from the events' own counts (rec_report_pending_lost) */
+		if (rec->synth[cpu]) {
+			uint64_t a = e.count < rec->synth[cpu] ? e.count : rec->synth[cpu];
+
+			rec->synth[cpu] -= a;
+			e.count -= a;
+			if (!e.count)
+				return 0;
+		}
+		rec->lost += e.count;
+		rec->lost_per_cpu[cpu] += e.count;
+		return push(rec, &e);
+	case PERF_RECORD_EXIT:
+		/* struct { header; u32 pid, ppid, tid, ptid; u64 time; sample_id } */
+		u = (const uint32_t *)(h + 1);
+		e.type = Q_EXIT;
+		e.pid = u[0];
+		e.tid = u[2];
+		e.ts = *(const uint64_t *)(u + 4);
+		return push(rec, &e);
+	case PERF_RECORD_COMM:
+		/* struct { header; u32 pid, tid; char comm[]; sample_id }: a thread renamed itself */
+		u = (const uint32_t *)(h + 1);
+		comm = (const char *)(u + 2);
+		t = rec_target_of(rec, (pid_t)u[0]);
+		sid = sample_id_at_end(h);
+		if (t && t->state != T_DONE && t->pairing)
+			gil_rawfile_thread(t->file, (int32_t)u[1], comm, sid ? sid->time : 0);
+		return 0;
+	case PERF_RECORD_FORK:
+		/* struct { header; u32 pid, ppid, tid, ptid; u64 time }: read the new thread's name
+		 * now, while it surely exists. */
+		u = (const uint32_t *)(h + 1);
+		if (u[0] != u[1] && rec_target_of(rec, (pid_t)u[1])) {
+			/* a new process, not a thread: remember whose child it is */
+			rec->forks[rec->next_fork].pid = (pid_t)u[0];
+			rec->forks[rec->next_fork].parent = (pid_t)u[1];
+			rec->next_fork = (rec->next_fork + 1) % GIL_ARRAY_SIZE(rec->forks);
+			return 0;
+		}
+		t = rec_target_of(rec, (pid_t)u[0]);
+		if (t && t->state == T_LIVE && !*rec_name_of(t, (int32_t)u[2])) {
+			char nm[17];
+
+			/* a thread starts with its creator's name; a later change comes as COMM */
+			if (gil_proc_comm(t->pid, (pid_t)u[2], nm, sizeof(nm)) < 0)
+				snprintf(nm, sizeof(nm), "%s", rec_name_of(t, (int32_t)u[3])[0]
+								   ? rec_name_of(t, (int32_t)u[3])
+								   : t->comm);
+			rec_remember_name(t, (int32_t)u[2], nm);
+		}
+		return 0;
+	case PERF_RECORD_THROTTLE:
+		rec->throttled++;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+
+int rec_process_one(void *ctx, const struct gil_qent *e)
+{
+	struct gil_recorder *rec = ctx;
+	struct target *t;
+	char comm[17] = "";
+	size_t i;
+	int r;
+
+	if (e->type == Q_LOST) {
+		for (i = 0; i < rec->nr_targets; i++) {
+			t = rec->targets[i];
+			if (t->state == T_DONE || !t->pairing)
+				continue;
+			gil_pairing_lost(t->pairing);
+			if (gil_rawfile_lost(t->file, e->cpu, e->count, e->ts) < 0)
+				goto werr;
+		}
+		return 0;
+	}
+	t = rec_target_of(rec, (pid_t)e->pid);
+	if (!t && e->type == Q_GIL && (rec->state == R_STARTED || rec->state == R_STOPPED)) {
+		t = rec_adopt_child(rec, (pid_t)e->pid);
+		if (!t && rec->err[0])
+			return -1;
+	}
+	if (!t || t->state == T_DONE || !t->pairing) {
+		if (e->type == Q_GIL)
+			rec->unknown++;
+		return 0;
+	}
+	if (e->type == Q_EXIT) {
+		if (gil_pairing_exit(t->pairing, (int32_t)e->tid, e->ts) < 0 ||
+		    gil_rawfile_exit(t->file, (int32_t)e->tid, e->ts) < 0)
+			goto werr;
+		return 0;
+	}
+	t->events++;
+	r = gil_pairing_event_attr(t->pairing, (int32_t)e->tid, (enum gil_ev)e->ev, e->ts, e->fn,
+				   e->reason);
+	if (r < 0)
+		goto werr;
+	if (r == 1) {
+		/* Names were read when the thread was found or created; /proc is the fallback. */
+		snprintf(comm, sizeof(comm), "%s", rec_name_of(t, (int32_t)e->tid));
+		if (!comm[0]) {
+			if (gil_proc_comm(t->pid, (pid_t)e->tid, comm, sizeof(comm)) < 0)
+				snprintf(comm, sizeof(comm), "%s", t->comm);
+			rec_remember_name(t, (int32_t)e->tid, comm);
+		}
+		/* a name the program gave before the thread's first event stays the last word */
+		if (!rec_was_given(t, (int32_t)e->tid) &&
+		    gil_rawfile_thread(t->file, (int32_t)e->tid, comm, e->ts) < 0)
+			goto werr;
+	}
+	return 0;
+werr:
+	t = t ? t : rec->targets[i];
+	rec_set_err(rec, "%s (recording stopped; the file is readable up to the last complete record)",
+		gil_rawfile_error(t->file)[0] ? gil_rawfile_error(t->file) : "out of memory");
+	return -1;
+}
+
+/*
+ * Losses the kernel counted but could not report yet: a ring that was full keeps its count until
+ * its next record, which never comes once the events stop. The events' own counts
+ * (PERF_FORMAT_LOST) hold them; report the difference as lost records at @ts. Threads that
+ * inherited events keep their counts in the kernel's child events: those stay unseen here.
+ */
+int rec_report_pending_lost(struct gil_recorder *rec, uint64_t ts)
+{
+	int ncpu = gil_rings_nr_cpus(rec->rings), c;
+	uint64_t *k, v;
+	struct gil_qent e;
+	size_t i, j;
+	int ret = 0;
+
+	k = calloc((size_t)ncpu, sizeof(*k));
+	if (!k)
+		return 0;
+	memcpy(k, rec->klost_closed, (size_t)ncpu * sizeof(*k));
+	for (i = 0; i < rec->nr_targets; i++)
+		for (j = 0; j < rec->targets[i]->nr_fds; j++)
+			if (gil_rings_read_lost(rec->rings, rec->targets[i]->fds[j], &v) == 0)
+				k[rec->targets[i]->fd_cpu[j]] += v;
+	for (c = 0; c < ncpu && ret == 0; c++) {
+		if (k[c] <= rec->lost_per_cpu[c])
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.type = Q_LOST;
+		e.cpu = c;
+		e.count = k[c] - rec->lost_per_cpu[c];
+		e.ts = ts;
+		rec->lost += e.count;
+		rec->lost_per_cpu[c] += e.count;
+		rec->synth[c] += e.count;
+		ret = push(rec, &e);
+	}
+	free(k);
+	return ret;
+}

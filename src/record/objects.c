@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Objects: the ELF files that define the GIL functions, read once per file (device and
+ * inode), their probes in the recorder's group, and the decoder that knows those probes.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "recorder.h"
+
+static int find_object(struct gil_recorder *rec, const struct gil_mapping *m)
+{
+	size_t i;
+
+	for (i = 0; i < rec->nr_objects; i++)
+		if (rec->objects[i].dev == m->dev && rec->objects[i].ino == m->ino)
+			return (int)i;
+	return -1;
+}
+
+/* What the probes of @o read at each entry: offsets from DWARF, _Py_DebugOffsets or the table. */
+static int load_attrib(struct object *o, char *err, size_t errlen)
+{
+	return gil_attrib_read(o->syms, o->open_path, o->version[0] ? o->version : NULL,
+			       &o->attrib, err, errlen);
+}
+
+/*
+ * Read @m's symbols once per file (by device and inode), checking that the file we open is the
+ * one the process maps: same device and inode, so a replaced library is never probed.
+ */
+static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_mapping *m,
+		       char *err, size_t errlen)
+{
+	struct object *o;
+	char root[64], *open_path;
+	struct stat st;
+	size_t len;
+	int i = find_object(rec, m);
+
+	if (i >= 0)
+		return i;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	len = strlen(root) + strlen(m->path) + 1;
+	open_path = malloc(len);
+	if (!open_path)
+		return gil_err(err, errlen, "out of memory");
+	snprintf(open_path, len, "%s%s", root, m->path);
+	if (stat(open_path, &st) < 0 || st.st_ino != m->ino) {
+		free(open_path);
+		return -2; /* gone or replaced since it was mapped: not this file */
+	}
+	o = realloc(rec->objects, (rec->nr_objects + 1) * sizeof(*o));
+	if (!o) {
+		free(open_path);
+		return gil_err(err, errlen, "out of memory");
+	}
+	rec->objects = o;
+	o = &rec->objects[rec->nr_objects];
+	memset(o, 0, sizeof(*o));
+	o->dev = m->dev;
+	o->ino = m->ino;
+	o->path = strdup(m->path);
+	o->open_path = open_path;
+	o->first_probe = -1;
+	rec->nr_objects++;
+	if (gil_symbols_read(open_path, root, &o->syms, err, errlen) < 0) {
+		o->syms = NULL;
+		return -1;
+	}
+	if (o->syms->reason)
+		o->reason = strdup(o->syms->reason);
+	memcpy(o->version, o->syms->version, sizeof(o->version));
+	if (!o->syms->nr_sites || !o->syms->has_take || !o->syms->has_drop) {
+		gil_symbols_free(o->syms);
+		o->syms = NULL;
+	}
+	if (o->syms && !rec->opts.no_attribution && load_attrib(o, err, errlen) < 0)
+		return -1;
+	return (int)(rec->nr_objects - 1);
+}
+
+static enum gil_ev ev_of(enum gil_func fn, bool ret, bool exit_site)
+{
+	if (exit_site)
+		return fn == GIL_FN_TAKE ? GIL_EV_TAKE_EXIT : GIL_EV_DROP_EXIT;
+	if (fn == GIL_FN_TAKE)
+		return ret ? GIL_EV_TAKE_RETURN : GIL_EV_TAKE_ENTRY;
+	return ret ? GIL_EV_DROP_RETURN : GIL_EV_DROP_ENTRY;
+}
+
+int rec_create_probes(struct gil_recorder *rec, struct object *o)
+{
+	const struct gil_site *s;
+	const char *fetchargs;
+	size_t i;
+	int idx, ret;
+
+	if (o->first_probe >= 0)
+		return 0;
+	if (!rec->probes) {
+		rec->probes = gil_probes_alloc();
+		if (!rec->probes) {
+			rec_set_err(rec, "out of memory");
+			return -1;
+		}
+	}
+	o->first_probe = (int)rec->probes->nr;
+	for (i = 0; i < o->syms->nr_sites; i++) {
+		s = &o->syms->sites[i];
+		for (ret = 0; ret <= 1; ret++) {
+			if (ret && !s->retprobe)
+				continue;
+			fetchargs = !ret && o->attrib ? o->attrib->sites[i].fetchargs : NULL;
+			idx = gil_probes_add(rec->probes, o->open_path, s->offset, s->fn, ret, fetchargs,
+					     rec->err, sizeof(rec->err));
+			if (idx < 0)
+				return -1;
+			o->nr_fetching += rec->probes->v[idx].fetches;
+			/* An exit site is a plain uprobe that stands for the function's return. */
+			rec->probes->v[idx].role_exit = s->role == GIL_SITE_EXIT;
+			o->nr_probes++;
+		}
+	}
+	return 0;
+}
+
+/* Re-read the group's formats after probes were added, and map probe index -> event kind. */
+int rec_refresh_decoder(struct gil_recorder *rec)
+{
+	struct gil_probes *p = rec->probes;
+	int *ids;
+	size_t i;
+
+	if (p->nr == rec->nr_decoded)
+		return 0;
+	if (gil_probes_load(p, rec->err, sizeof(rec->err)) < 0)
+		return -1;
+	ids = malloc(p->nr * sizeof(*ids));
+	free(rec->ev_of_probe);
+	rec->ev_of_probe = malloc(p->nr);
+	if (!ids || !rec->ev_of_probe) {
+		free(ids);
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < p->nr; i++) {
+		ids[i] = p->v[i].id;
+		rec->ev_of_probe[i] = (uint8_t)ev_of(p->v[i].fn, p->v[i].ret, p->v[i].role_exit);
+	}
+	gil_decoder_free(rec->dec);
+	rec->dec = gil_decoder_alloc(p->tep, ids, (int)p->nr);
+	free(ids);
+	if (!rec->dec) {
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	rec->nr_decoded = p->nr;
+	return 0;
+}
+
+/*
+ * Which object of @pid defines the GIL functions. Returns its index, -1 on a hard error
+ * (rec->err set), -2 when @pid is not a CPython with a GIL (@why says what it is).
+ */
+int rec_python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t whylen)
+{
+	struct gil_mapping *maps = NULL;
+	char err[512] = "";
+	int nr, i, o, found = -2, told = -1;
+	bool py2 = false, pylike = false;
+
+	nr = gil_proc_exec_mappings(pid, &maps);
+	if (nr < 0) {
+		gil_err(why, whylen, "cannot read /proc/%d/maps: %s", (int)pid, strerror(errno));
+		return -2;
+	}
+	for (i = 0; i < nr && found < 0; i++) {
+		const char *base = strrchr(maps[i].path, '/');
+
+		base = base ? base + 1 : maps[i].path;
+		if (!strncmp(base, "libpython2", 10) || !strncmp(base, "python2", 7))
+			py2 = true;
+		if (strstr(base, "python") || strstr(base, "Python"))
+			pylike = true;
+		o = load_object(rec, pid, &maps[i], err, sizeof(err));
+		if (o == -1 && pylike && !why[0])
+			gil_err(why, whylen, "%s", err);
+		if (o >= 0 && rec->objects[o].syms)
+			found = o;
+		else if (o >= 0 && rec->objects[o].reason && told < 0)
+			told = o; /* free-threaded, Python 2, PyPy, stripped: symbols.c says why */
+	}
+	gil_mappings_free(maps, nr);
+	if (found >= 0)
+		return found;
+	if (why[0])
+		return -2;
+	if (told >= 0) {
+		gil_err(why, whylen, "%s", rec->objects[told].reason);
+		return -2;
+	}
+	if (py2)
+		gil_err(why, whylen, "Python 2 has no take_gil/drop_gil to probe; giltrace needs CPython 3.6 or later");
+	else if (pylike)
+		gil_err(why, whylen, "no mapped file defines take_gil/drop_gil: a stripped Python needs its debug symbols (Debian: apt-get install python3.X-dbg)");
+	else
+		gil_err(why, whylen, "not a CPython process (no mapped file defines take_gil/drop_gil)");
+	return -2;
+}

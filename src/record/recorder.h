@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Private to src/record: the recorder's state, shared by the files that make up its stages'
+ * glue. Only recorder.c's lifecycle (include/giltrace.h) is public.
+ */
+#ifndef GIL_RECORDER_H
+#define GIL_RECORDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "attrib/attrib.h"
+#include "clock.h"
+#include "common/util.h"
+#include "decode.h"
+#include "elf/elf.h"
+#include "elf/symbols.h"
+#include "format/rawfile.h"
+#include "giltrace.h"
+#include "launch.h"
+#include "ordered.h"
+#include "pairing.h"
+#include "probes.h"
+#include "procs.h"
+#include "ring.h"
+
+#define DEFAULT_RING_PAGES 1024 /* 4 MiB per CPU: ~0.4 s of the busiest workload measured */
+#define ROUND_MS 50 /* rings are drained at least this often */
+#define RESCAN_NS 1000000000ull /* all-process mode looks for new processes every second */
+#define MAX_NAMES 4096
+
+enum rec_state { R_ALLOC, R_SETUP, R_STARTED, R_STOPPED, R_FINISHED };
+
+enum tgt_state { T_LIVE, T_EXITING, T_DONE };
+
+struct object {
+	uint64_t dev, ino;
+	char *path; /* as the process maps it */
+	char *open_path; /* what we opened and probed: /proc/PID/root + path */
+	struct gil_symbols *syms; /* NULL: the file defines no GIL function */
+	char *reason; /* symbols.c's one line: why no sites, or why they are approximate */
+	char version[32]; /* the interpreter's, as symbols.c read it; "" unknown */
+	struct gil_attrib *attrib; /* what the probes read; NULL when attribution is off */
+	int first_probe, nr_probes;
+	int nr_fetching; /* probes created with fetchargs */
+};
+
+struct name {
+	int32_t tid;
+	char comm[17];
+};
+
+struct target {
+	pid_t pid;
+	int rank;
+	const char *rank_source;
+	char *cmdline;
+	char comm[17];
+	int obj; /* index into rec->objects */
+	int pidfd;
+	int *fds;
+	int *fd_cpu; /* the CPU of each fd */
+	size_t nr_fds, cap_fds;
+	pid_t *tids; /* threads whose events we opened (sorted) */
+	size_t nr_tids;
+	char *filename;
+	struct gil_rawfile *file;
+	struct gil_pairing *pairing;
+	enum tgt_state state;
+	uint64_t exit_seen;
+	uint64_t start_ns; /* when its events were enabled */
+	const char *reason;
+	char *warning; /* "process N: releases are approximate: ..."; NULL when exact */
+	uint64_t events;
+	struct name *names;
+	size_t nr_names;
+	int32_t *given; /* threads the program named (gil_recorder_name_thread) */
+	size_t nr_given;
+	struct gil_thread_summary *summary;
+	size_t nr_summary;
+	const struct gil_fntab *fntab; /* the recorder's; NULL: intervals carry no function */
+	uint8_t *fn_written; /* function ids whose definition this file has */
+	size_t fn_written_cap;
+};
+
+struct gil_recorder {
+	struct gil_options opts;
+	pid_t *pids;
+	bool all;
+	char *outdir;
+	int dirfd;
+	enum rec_state state;
+	struct gil_probes *probes;
+	struct gil_rings *rings;
+	struct gil_decoder *dec;
+	uint8_t *ev_of_probe; /* probe index -> enum gil_ev */
+	size_t nr_decoded;
+	struct object *objects;
+	size_t nr_objects;
+	struct target **targets; /* stable addresses: pairing callbacks keep them */
+	size_t nr_targets;
+	struct gil_ordered queue; /* events of all rings, until they are in time order */
+	uint64_t horizon;
+	uint64_t start_ns, end_ns, deadline, last_scan;
+	struct gil_clock_offsets off_start;
+	uint64_t *lost_per_cpu;
+	uint64_t *klost_closed; /* per CPU: the events' own lost counts, of closed fds */
+	uint64_t *synth; /* per CPU: losses reported from those counts, ahead of the ring */
+	bool *ring_hup; /* per CPU: its ring fd reports POLLHUP (owner task gone) */
+	uint64_t lost, events, unknown, throttled;
+	const char *reason;
+	struct gil_process_stats *stats;
+	size_t last_target;
+	struct {
+		pid_t pid, parent;
+	} forks[256]; /* recent processes forked by targets, not yet seen running Python */
+	size_t next_fork;
+	bool launching; /* a command was launched and is followed */
+	struct gil_fntab *fntab; /* functions named by the probes' fetchargs, over all targets */
+	struct gil_launch launch;
+	char err[1024];
+};
+
+/* ---- recorder.c ---- */
+
+void rec_set_err(struct gil_recorder *rec, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- outdir.c ---- */
+
+/* GIL_<pid>_rank_<rank>.json, or _1, _2... before .json when a recording of it already exists. */
+int rec_create_file(struct gil_recorder *rec, struct target *t);
+
+/* mkdir -p with mode 0750 for what we create; refuses symlinks and world-writable dirs. */
+int rec_open_outdir(struct gil_recorder *rec);
+
+/* ---- objects.c ---- */
+
+int rec_create_probes(struct gil_recorder *rec, struct object *o);
+
+/*
+ * Which object of @pid defines the GIL functions. Returns its index, -1 on a hard error
+ * (rec->err set), -2 when @pid is not a CPython with a GIL (@why says what it is).
+ */
+int rec_python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t whylen);
+
+/* Re-read the group's formats after probes were added, and map probe index -> event kind. */
+int rec_refresh_decoder(struct gil_recorder *rec);
+
+/* ---- targets.c ---- */
+
+/*
+ * Make @pid a target: find its Python, create probes and events. Returns 0, -1 on a hard error,
+ * -2 when @pid is not traceable (reason in rec->err).
+ */
+int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live);
+
+/*
+ * A process forked by a target inherited its events; it becomes a target of its own at its first
+ * GIL event (a fork that only execs another program leaves no file).
+ */
+struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid);
+
+void rec_close_target_fds(struct gil_recorder *rec, struct target *t);
+
+void rec_fill_summary(struct target *t);
+
+void rec_free_target(struct target *t);
+
+const char *rec_name_of(const struct target *t, int32_t tid);
+
+void rec_remember_name(struct target *t, int32_t tid, const char *comm);
+
+/* All-process mode: every CPython process on the host but ourselves. */
+int rec_scan_all(struct gil_recorder *rec, bool live);
+
+int rec_start_target(struct gil_recorder *rec, struct target *t);
+
+struct target *rec_target_of(struct gil_recorder *rec, pid_t pid);
+
+bool rec_was_given(const struct target *t, int32_t tid);
+
+/* ---- recfile.c ---- */
+
+/* Why @o's probes read no Python function, or NULL when they do. */
+const char *rec_attribution_why(const struct gil_recorder *rec, const struct object *o);
+
+int rec_emit_interval(void *ctx, const struct gil_interval *iv);
+
+/* Close what @t has open at @end, write its footer, release its events. */
+int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
+			 const char *reason);
+
+int rec_write_header(struct gil_recorder *rec, struct target *t);
+
+/* ---- intake.c ---- */
+
+int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h);
+
+int rec_process_one(void *ctx, const struct gil_qent *e);
+
+/*
+ * Losses the kernel counted but could not report yet: a ring that was full keeps its count until
+ * its next record, which never comes once the events stop. The events' own counts
+ * (PERF_FORMAT_LOST) hold them; report the difference as lost records at @ts. Threads that
+ * inherited events keep their counts in the kernel's child events: those stay unseen here.
+ */
+int rec_report_pending_lost(struct gil_recorder *rec, uint64_t ts);
+
+/* ---- command.c ---- */
+
+extern const struct gil_launch_ops rec_launch_ops;
+
+#endif /* GIL_RECORDER_H */

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Targets and their threads: the processes recorded, the perf events opened on each thread,
+ * thread names, children adopted in launch mode, the closing summary per thread.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+struct target *rec_target_of(struct gil_recorder *rec, pid_t pid)
+{
+	size_t i;
+
+	/* Events come in runs from one process: try the last hit first. */
+	if (rec->last_target < rec->nr_targets && rec->targets[rec->last_target]->pid == pid)
+		return rec->targets[rec->last_target];
+	for (i = 0; i < rec->nr_targets; i++) {
+		if (rec->targets[i]->pid == pid) {
+			rec->last_target = i;
+			return rec->targets[i];
+		}
+	}
+	return NULL;
+}
+
+static int add_fd(struct target *t, int fd, int cpu)
+{
+	int *v;
+
+	if (t->nr_fds == t->cap_fds) {
+		v = realloc(t->fds, (t->cap_fds ? 2 * t->cap_fds : 64) * sizeof(*v));
+		if (!v)
+			return -1;
+		t->fds = v;
+		v = realloc(t->fd_cpu, (t->cap_fds ? 2 * t->cap_fds : 64) * sizeof(*v));
+		if (!v)
+			return -1;
+		t->fd_cpu = v;
+		t->cap_fds = t->cap_fds ? 2 * t->cap_fds : 64;
+	}
+	t->fd_cpu[t->nr_fds] = cpu;
+	t->fds[t->nr_fds++] = fd;
+	return 0;
+}
+
+static bool has_tid(const struct target *t, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_tids; i++)
+		if (t->tids[i] == tid)
+			return true;
+	return false;
+}
+
+bool rec_was_given(const struct target *t, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_given; i++)
+		if (t->given[i] == tid)
+			return true;
+	return false;
+}
+
+void rec_remember_name(struct target *t, int32_t tid, const char *comm)
+{
+	struct name *n;
+
+	if (t->nr_names >= MAX_NAMES)
+		return;
+	n = realloc(t->names, (t->nr_names + 1) * sizeof(*n));
+	if (!n)
+		return;
+	t->names = n;
+	n = &t->names[t->nr_names++];
+	n->tid = tid;
+	snprintf(n->comm, sizeof(n->comm), "%s", comm);
+}
+
+const char *rec_name_of(const struct target *t, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_names; i++)
+		if (t->names[i].tid == tid)
+			return t->names[i].comm;
+	return "";
+}
+
+/*
+ * Open our events for every thread of @t not yet covered. Threads created later inherit them;
+ * re-list until no new thread appears, so one created while we were opening is not missed.
+ */
+static int open_target_events(struct gil_recorder *rec, struct target *t, bool enable)
+{
+	const struct object *o = &rec->objects[t->obj];
+	int ncpu = gil_rings_nr_cpus(rec->rings), *fds, n, k, j, round;
+	pid_t *tids = NULL, *nt;
+	char comm[17];
+	bool added;
+	int nr, i;
+
+	fds = malloc((size_t)ncpu * sizeof(*fds));
+	if (!fds) {
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	for (round = 0; round < 10; round++) {
+		nr = gil_proc_threads(t->pid, &tids);
+		if (nr < 0) {
+			free(fds);
+			return errno == ENOENT ? 0 : (rec_set_err(rec, "cannot list threads of %d: %s",
+							      (int)t->pid, strerror(errno)), -1);
+		}
+		added = false;
+		for (i = 0; i < nr; i++) {
+			if (has_tid(t, tids[i]))
+				continue;
+			for (k = 0; k < o->nr_probes; k++) {
+				n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id,
+						   tids[i], k == 0, fds, rec->err, sizeof(rec->err));
+				if (n < 0 && errno == ESRCH)
+					break; /* the thread ended meanwhile */
+				if (n < 0)
+					goto fail;
+				for (j = 0; j < n; j++) {
+					if (fds[j] < 0)
+						continue;
+					if (enable)
+						ioctl(fds[j], PERF_EVENT_IOC_ENABLE, 0);
+					if (add_fd(t, fds[j], j) < 0) {
+						close(fds[j]);
+						rec_set_err(rec, "out of memory");
+						goto fail;
+					}
+				}
+			}
+			if (gil_proc_comm(t->pid, tids[i], comm, sizeof(comm)) == 0)
+				rec_remember_name(t, tids[i], comm);
+			nt = realloc(t->tids, (t->nr_tids + 1) * sizeof(*nt));
+			if (!nt) {
+				rec_set_err(rec, "out of memory");
+				goto fail;
+			}
+			t->tids = nt;
+			t->tids[t->nr_tids++] = tids[i];
+			added = true;
+		}
+		free(tids);
+		tids = NULL;
+		if (!added)
+			break;
+	}
+	free(fds);
+	return 0;
+fail:
+	free(tids);
+	free(fds);
+	return -1;
+}
+
+int rec_start_target(struct gil_recorder *rec, struct target *t)
+{
+	const struct object *o = &rec->objects[t->obj];
+	const char *why = rec_attribution_why(rec, o);
+
+	if (o->attrib && o->nr_fetching && rec->fntab) {
+		t->fntab = rec->fntab;
+		gil_rawfile_set_attribution(t->file, true);
+	} else if (why && !rec->opts.no_attribution) {
+		/* said on screen too: a user who did not turn it off expects function names */
+		char *w = t->warning ? gil_strfmt("%s; Python functions and release reasons are not "
+						  "recorded: %s", t->warning, why)
+				     : gil_strfmt("process %d: Python functions and release reasons are "
+						  "not recorded: %s", (int)t->pid, why);
+
+		if (w) {
+			free(t->warning);
+			t->warning = w;
+		}
+	}
+	t->start_ns = rec->state == R_STARTED ? gil_clock_now() : rec->start_ns;
+	t->pairing = gil_pairing_alloc(t->start_ns, rec_emit_interval, t);
+	if (!t->pairing) {
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	return rec_write_header(rec, t);
+}
+
+/*
+ * Make @pid a target: find its Python, create probes and events. Returns 0, -1 on a hard error,
+ * -2 when @pid is not traceable (reason in rec->err).
+ */
+/*
+ * A new target entry for @pid using object @obj; events are opened by the caller if needed.
+ * What /proc no longer tells (a child that already exited) is taken from @parent.
+ */
+static struct target *new_target(struct gil_recorder *rec, pid_t pid, int obj,
+				 const struct target *parent)
+{
+	struct target **v, *t;
+
+	v = realloc(rec->targets, (rec->nr_targets + 1) * sizeof(*v));
+	t = calloc(1, sizeof(*t));
+	if (v)
+		rec->targets = v;
+	if (!v || !t) {
+		free(t);
+		rec_set_err(rec, "out of memory");
+		return NULL;
+	}
+	rec->targets[rec->nr_targets++] = t;
+	t->pid = pid;
+	t->obj = obj;
+	t->rank = gil_proc_rank(pid, &t->rank_source);
+	if (rec->objects[obj].syms->approximate && rec->objects[obj].syms->reason) {
+		size_t len = strlen(rec->objects[obj].syms->reason) + 32;
+
+		t->warning = malloc(len);
+		if (t->warning)
+			snprintf(t->warning, len, "process %d: %s", (int)pid,
+				 rec->objects[obj].syms->reason);
+	}
+	t->cmdline = gil_proc_cmdline(pid);
+	if (gil_proc_comm(pid, pid, t->comm, sizeof(t->comm)) < 0 && parent) {
+		t->rank = parent->rank;
+		t->rank_source = parent->rank_source;
+		memcpy(t->comm, parent->comm, sizeof(t->comm));
+		if (!t->cmdline && parent->cmdline)
+			t->cmdline = strdup(parent->cmdline);
+	}
+	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (rec_create_file(rec, t) < 0)
+		return NULL;
+	return t;
+}
+
+/*
+ * Make @pid a target: find its Python, create probes and events. Returns 0, -1 on a hard error,
+ * -2 when @pid is not traceable (reason in rec->err).
+ */
+int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live)
+{
+	struct target *t;
+	char why[512] = "";
+	int obj;
+
+	if (!gil_proc_exists(pid) || gil_proc_is_kernel_thread(pid)) {
+		rec_set_err(rec, "no such process: %d", (int)pid);
+		return -2;
+	}
+	obj = rec_python_object(rec, pid, why, sizeof(why));
+	if (obj == -1)
+		return -1;
+	if (obj < 0) {
+		rec_set_err(rec, "process %d: %s", (int)pid, why);
+		return -2;
+	}
+	if (rec_create_probes(rec, &rec->objects[obj]) < 0 || rec_refresh_decoder(rec) < 0)
+		return -1;
+	t = new_target(rec, pid, obj, NULL);
+	if (!t || open_target_events(rec, t, live) < 0)
+		return -1;
+	if (live && rec_start_target(rec, t) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * A process forked by a target inherited its events; it becomes a target of its own at its first
+ * GIL event (a fork that only execs another program leaves no file).
+ */
+struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid)
+{
+	struct target *parent = NULL, *t;
+	size_t i;
+
+	for (i = 0; i < GIL_ARRAY_SIZE(rec->forks); i++) {
+		if (rec->forks[i].pid == pid) {
+			parent = rec_target_of(rec, rec->forks[i].parent);
+			rec->forks[i].pid = 0;
+			break;
+		}
+	}
+	if (!parent)
+		return NULL;
+	t = new_target(rec, pid, parent->obj, parent);
+	if (!t || rec_start_target(rec, t) < 0)
+		return NULL;
+	return t;
+}
+
+void rec_free_target(struct target *t)
+{
+	gil_rawfile_free(t->file);
+	gil_pairing_free(t->pairing);
+	free(t->fds);
+	free(t->fd_cpu);
+	free(t->tids);
+	free(t->cmdline);
+	free(t->filename);
+	free(t->names);
+	free(t->given);
+	free(t->summary);
+	free(t->warning);
+	free(t->fn_written);
+	free(t);
+}
+
+/* Undo a half-made target @pid (the last one added): its events, its file, its memory. */
+static void forget_target(struct gil_recorder *rec, pid_t pid)
+{
+	struct target *t;
+
+	if (!rec->nr_targets || rec->targets[rec->nr_targets - 1]->pid != pid)
+		return;
+	t = rec->targets[--rec->nr_targets];
+	rec_close_target_fds(rec, t);
+	if (t->file) {
+		gil_rawfile_free(t->file);
+		if (t->filename)
+			unlink(t->filename);
+	}
+	t->file = NULL;
+	rec_free_target(t);
+	rec->last_target = 0;
+}
+
+/* All-process mode: every CPython process on the host but ourselves. */
+int rec_scan_all(struct gil_recorder *rec, bool live)
+{
+	pid_t *pids = NULL;
+	char dev[256];
+	int nr, i, ret;
+
+	nr = gil_proc_list(&pids);
+	if (nr < 0) {
+		rec_set_err(rec, "cannot list processes: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < nr; i++) {
+		/* A program recording itself through the API is a CPython like any other. */
+		if (rec_target_of(rec, pids[i]) || gil_proc_is_kernel_thread(pids[i]))
+			continue;
+		if (rec->opts.accelerator_only && gil_proc_accelerator(pids[i], dev, sizeof(dev)) <= 0)
+			continue;
+		ret = rec_add_target(rec, pids[i], live);
+		if (ret == -1 && !gil_proc_exists(pids[i])) {
+			/* it exited while we attached to it: not an error, just gone */
+			forget_target(rec, pids[i]);
+			ret = -2;
+		}
+		if (ret == -1) {
+			free(pids);
+			return -1;
+		}
+	}
+	free(pids);
+	rec->err[0] = '\0'; /* non-Python processes are not errors here */
+	return 0;
+}
+
+void rec_close_target_fds(struct gil_recorder *rec, struct target *t)
+{
+	uint64_t lost;
+	size_t k;
+
+	for (k = 0; k < t->nr_fds; k++) {
+		if (rec->rings && gil_rings_read_lost(rec->rings, t->fds[k], &lost) == 0)
+			rec->klost_closed[t->fd_cpu[k]] += lost;
+		close(t->fds[k]);
+	}
+	t->nr_fds = 0;
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
+}
+
+void rec_fill_summary(struct target *t)
+{
+	struct gil_thread_stats *st, other;
+	const struct gil_fn *fn;
+	size_t nr, i, k;
+
+	nr = gil_pairing_threads(t->pairing, NULL, 0, NULL);
+	st = calloc(nr + 1, sizeof(*st));
+	t->summary = calloc(nr + 1, sizeof(*t->summary));
+	if (!st || !t->summary) {
+		free(st);
+		return;
+	}
+	gil_pairing_threads(t->pairing, st, nr, &other);
+	if (other.count[0] + other.count[1] + other.count[2])
+		st[nr++] = other;
+	for (i = 0; i < nr; i++) {
+		t->summary[i].tid = st[i].tid;
+		snprintf(t->summary[i].name, sizeof(t->summary[i].name), "%s",
+			 st[i].tid < 0 ? "(exited threads)" : rec_name_of(t, st[i].tid));
+		t->summary[i].wall_ns = st[i].last_ts - st[i].first_ts;
+		fn = NULL;
+		if (t->fntab && st[i].tid >= 0)
+			fn = gil_fntab_get(t->fntab, gil_pairing_top_fn(&st[i], NULL));
+		if (fn && fn->name)
+			snprintf(t->summary[i].mostly_in, sizeof(t->summary[i].mostly_in), "%s",
+				 fn->name);
+		else if (fn)
+			snprintf(t->summary[i].mostly_in, sizeof(t->summary[i].mostly_in), "<%s>",
+				 fn->why ? fn->why : "unreadable");
+		for (k = 0; k < 3; k++) {
+			t->summary[i].ns[k] = st[i].ns[k];
+			t->summary[i].count[k] = st[i].count[k];
+		}
+	}
+	t->nr_summary = nr;
+	free(st);
+}
