@@ -9,9 +9,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -35,32 +38,65 @@ void gil_elf_close(struct gil_elf *h)
 	h->image = NULL;
 }
 
-int gil_elf_open(struct gil_elf *h, const char *path, char *err, size_t errlen)
+/*
+ * Open for reading the file that the O_PATH descriptor @pathfd names, only when fstat says it is
+ * a regular file: a FIFO, a socket or a device node is never opened for real (opening a device
+ * as root can have effects, a FIFO can block). The reopen goes through /proc/self/fd, so it
+ * reaches the inode @pathfd holds whatever happened to the path since. Closes @pathfd.
+ */
+static int reopen_regular(int pathfd, struct stat *st)
+{
+	char self[64];
+	struct stat again;
+	int fd, saved;
+
+	if (fstat(pathfd, st) < 0)
+		goto fail;
+	if (!S_ISREG(st->st_mode)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	if (fstat(fd, &again) < 0 || again.st_dev != st->st_dev || again.st_ino != st->st_ino) {
+		close(fd);
+		errno = ESTALE;
+		goto fail;
+	}
+	close(pathfd);
+	return fd;
+fail:
+	saved = errno;
+	close(pathfd);
+	errno = saved;
+	return -1;
+}
+
+static int open_pathfd(struct gil_elf *h, int pathfd, const char *path, char *err, size_t errlen)
 {
 	struct stat st;
 	int saved;
 
 	gil_elf_init(h);
 	elf_version(EV_CURRENT);
-	h->fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (h->fd < 0) {
+	if (pathfd < 0) {
 		saved = errno;
 		if (err)
 			gil_err(err, errlen, "cannot open %s: %s", path, strerror(saved));
 		errno = saved;
 		return -1;
 	}
-	if (fstat(h->fd, &st)) {
+	h->fd = reopen_regular(pathfd, &st);
+	if (h->fd < 0) {
 		saved = errno;
-		if (err)
-			gil_err(err, errlen, "cannot stat %s: %s", path, strerror(saved));
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		saved = EINVAL;
-		if (err)
+		if (err && saved == EINVAL)
 			gil_err(err, errlen, "%s: not a regular file", path);
-		goto fail;
+		else if (err)
+			gil_err(err, errlen, "cannot open %s: %s", path, strerror(saved));
+		errno = saved;
+		return -1;
 	}
 	h->size = (uint64_t)st.st_size;
 	h->dev = st.st_dev;
@@ -77,6 +113,30 @@ fail:
 	gil_elf_close(h);
 	errno = saved;
 	return -1;
+}
+
+int gil_elf_open(struct gil_elf *h, const char *path, char *err, size_t errlen)
+{
+	return open_pathfd(h, open(path, O_PATH | O_CLOEXEC), path, err, errlen);
+}
+
+int gil_elf_open_in(struct gil_elf *h, int rootfd, const char *path, char *err, size_t errlen)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		/* links resolve inside the root, never to the caller's files; no /proc magic */
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+	fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS) {
+		/* before Linux 5.6: no link is followed at all */
+		while (*path == '/')
+			path++;
+		fd = openat(rootfd, *path ? path : ".", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	}
+	return open_pathfd(h, fd, path, err, errlen);
 }
 
 int gil_elf_open_memory(struct gil_elf *h, void *image, size_t size)

@@ -28,11 +28,20 @@ struct gil_elf {
 };
 
 /**
- * gil_elf_open - open the ELF file at @path for reading: O_NONBLOCK (a FIFO cannot stall the
- * caller), a regular file by fstat of the descriptor, an ELF by its header. @h is closed on
- * failure. Returns 0, or -1 with errno and one line in @err (may be NULL).
+ * gil_elf_open - open the ELF file at @path for reading. The path is opened O_PATH first and
+ * fstat must say regular file before the file is opened for reading (through /proc/self/fd,
+ * so the same inode): a FIFO cannot stall the caller, a device node is never opened. @h keeps
+ * the device and inode read from the descriptor. @h is closed on failure. Returns 0, or -1
+ * with errno (EINVAL: not a regular file) and one line in @err (may be NULL).
  */
 int gil_elf_open(struct gil_elf *h, const char *path, char *err, size_t errlen);
+
+/**
+ * gil_elf_open_in - gil_elf_open() of @path inside the directory @rootfd as its root: symbolic
+ * links resolve inside it (openat2 RESOLVE_IN_ROOT), never to the caller's files, and /proc's
+ * magic links are refused. For files a traced process or a container controls.
+ */
+int gil_elf_open_in(struct gil_elf *h, int rootfd, const char *path, char *err, size_t errlen);
 
 /**
  * gil_elf_open_memory - an ELF image in @image (@size bytes, malloc'd: @h owns it from here,
