@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "convert.h"
+#include "convert/convert.h"
 
 static char dir[64];
 

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clockmap.h"
-#include "convert.h"
+#include "convert/clockmap.h"
+#include "convert/convert.h"
 #include "giltrace.h"
-#include "timeline.h"
+#include "convert/timeline.h"
 
 #define MAXEV 256
 
