@@ -2,9 +2,12 @@
 /*
  * What the files of attribution share, not for outside src/attrib: where an argument is at a
  * probed instruction (struct loc), and one function per source of layouts and locations.
+ *   table.c        the built-in layouts of release builds (gil_layout_table)
  *   fetchargs.c    the fetchargs string of one site, from a layout and argument locations
- *   attrib.c       the layouts (table, _Py_DebugOffsets, DWARF), argument locations and
- *                  which of them serves an interpreter (gil_attrib_read)
+ *   debugoffsets.c the layout from 3.13's _Py_DebugOffsets
+ *   abi.c          argument locations by the calling convention, at plain function entries
+ *   attrib.c       layout and argument locations from DWARF, and which source serves an
+ *                  interpreter (gil_attrib_read)
  */
 #ifndef GIL_ATTRIB_INT_H
 #define GIL_ATTRIB_INT_H
@@ -42,4 +45,18 @@ struct loc {
  */
 char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 			     const struct loc *req, bool drop, int64_t delta, const char **why);
+
+/**
+ * attrib_layout_debug_offsets - the layout from _Py_DebugOffsets in the data of @f (3.13).
+ * Returns 0, or -1 with a reason in @err.
+ */
+int attrib_layout_debug_offsets(struct gil_elf *f, struct gil_layout *out, char *err,
+				size_t errlen);
+
+/**
+ * attrib_abi - fetchargs for the entry sites of @syms from @a->layout (table or debug offsets),
+ * arguments by the ABI, so only at plain function entries; other sites get a why.
+ * Returns 0, or -1 on ENOMEM.
+ */
+int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj);
 #endif /* GIL_ATTRIB_INT_H */

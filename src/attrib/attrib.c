@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Attribution (see attrib.h): the layouts of the table, _Py_DebugOffsets and DWARF, where the
- * arguments are, which source serves an interpreter, and the function table that names what
- * the kernel read. fetchargs.c turns a layout and argument locations into fetchargs.
+ * Attribution (see attrib.h): layout and argument locations from DWARF, which source serves an
+ * interpreter (DWARF first, then _Py_DebugOffsets, then the table), and the function table
+ * that names what the kernel read. attrib-int.h lists the files that own the other sources.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -20,57 +20,6 @@
 #include "attrib.h"
 #include "attrib-int.h"
 #include "common/util.h"
-
-/* ---- the table: 3.8 - 3.13 release builds (x86-64), verified by tests/unit/test-attrib.c ---- */
-
-static const struct gil_layout table[] = {
-	{
-		.version = 308, .frame = GIL_FRAME_OBJECT, .ts_frame = 24, .cframe_current = -1,
-		.frame_code = 32, .code_name = 112, .qualname = false, .code_filename = 104,
-		.code_firstlineno = 40, .ob_type = 8, .tp_name = 24, .ascii_size = 48, .state = 32,
-		.compact_bit = 5, .ascii_bit = 6, .req = GIL_REQ_FLAG, .req_off = 12, .req_arg = "ceval",
-	},
-	{
-		.version = 309, .frame = GIL_FRAME_OBJECT, .ts_frame = 24, .cframe_current = -1,
-		.frame_code = 32, .code_name = 112, .qualname = false, .code_filename = 104,
-		.code_firstlineno = 40, .ob_type = 8, .tp_name = 24, .ascii_size = 48, .state = 32,
-		.compact_bit = 5, .ascii_bit = 6, .req = GIL_REQ_FLAG, .req_off = 12, .req_arg = "ceval2",
-	},
-	{
-		.version = 310, .frame = GIL_FRAME_OBJECT, .ts_frame = 24, .cframe_current = -1,
-		.frame_code = 32, .code_name = 112, .qualname = false, .code_filename = 104,
-		.code_firstlineno = 40, .ob_type = 8, .tp_name = 24, .ascii_size = 48, .state = 32,
-		.compact_bit = 5, .ascii_bit = 6, .req = GIL_REQ_FLAG, .req_off = 8, .req_arg = "ceval2",
-	},
-	{
-		.version = 311, .frame = GIL_FRAME_CFRAME, .ts_frame = 56, .cframe_current = 8,
-		.frame_code = 32, .code_name = 128, .qualname = true, .code_filename = 112,
-		.code_firstlineno = 72, .ob_type = 8, .tp_name = 24, .ascii_size = 48, .state = 32,
-		.compact_bit = 5, .ascii_bit = 6, .req = GIL_REQ_FLAG, .req_off = 8, .req_arg = "ceval2",
-	},
-	{
-		.version = 312, .frame = GIL_FRAME_CFRAME, .ts_frame = 56, .cframe_current = 0,
-		.frame_code = 0, .code_name = 128, .qualname = true, .code_filename = 112,
-		.code_firstlineno = 68, .ob_type = 8, .tp_name = 24, .ascii_size = 40, .state = 32,
-		.compact_bit = 5, .ascii_bit = 6, .req = GIL_REQ_FLAG, .req_off = 4, .req_arg = "ceval",
-	},
-	{
-		.version = 313, .frame = GIL_FRAME_CURRENT, .ts_frame = 72, .cframe_current = -1,
-		.frame_code = 0, .code_name = 128, .qualname = true, .code_filename = 112,
-		.code_firstlineno = 68, .ob_type = 8, .tp_name = 24, .ascii_size = 40, .state = 32,
-		.compact_bit = 5, .ascii_bit = 6, .req = GIL_REQ_BIT0, .req_off = 24, .req_arg = "tstate",
-	},
-};
-
-const struct gil_layout *gil_layout_table(int version)
-{
-	size_t i;
-
-	for (i = 0; i < GIL_ARRAY_SIZE(table); i++)
-		if (table[i].version == version)
-			return &table[i];
-	return NULL;
-}
 
 const char *gil_attrib_source_name(enum gil_attr_source src)
 {
@@ -103,137 +52,12 @@ static int parse_version(const char *v)
 	return (int)(major * 100 + minor);
 }
 
-/* x86-64 System V argument registers, as DWARF numbers: di si dx cx r8 r9. */
-static const int abi_arg_reg[] = { 5, 4, 1, 2, 8, 9 };
-
-/* ---- _Py_DebugOffsets ---------------------------------------------------------------------- */
-
-static uint64_t rd64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* _Py_DebugOffsets as 3.13 lays it out (Include/internal/pycore_runtime.h). */
-enum {
-	DO_COOKIE = 0,
-	DO_VERSION = 8,
-	DO_FREE_THREADED = 16,
-	DO_TS_CURRENT_FRAME = 184,
-	DO_FRAME_EXECUTABLE = 240,
-	DO_CODE_FILENAME = 280,
-	DO_CODE_QUALNAME = 296,
-	DO_CODE_FIRSTLINENO = 312,
-	DO_OB_TYPE = 360,
-	DO_TP_NAME = 376,
-	DO_UNICODE_STATE = 544,
-	DO_UNICODE_ASCII_SIZE = 560,
-	DO_SIZE_313 = 584,
-};
-
-static int layout_debug_offsets(struct gil_elf *f, struct gil_layout *out, char *err,
-				size_t errlen)
-{
-	unsigned char d[DO_SIZE_313];
-	const struct gil_layout *t;
-	GElf_Sym sym;
-	uint64_t ver;
-
-	if (!gil_elf_find_symbol(f->elf, "_PyRuntime", &sym))
-		return gil_err(err, errlen, "no _PyRuntime symbol");
-	if (sym.st_size < sizeof(d) || gil_elf_read_vaddr(f, sym.st_value, d, sizeof(d)) < 0)
-		return gil_err(err, errlen, "_PyRuntime not readable from the file");
-	if (memcmp(d + DO_COOKIE, "xdebugpy", 8))
-		return gil_err(err, errlen, "no _Py_DebugOffsets cookie in _PyRuntime");
-	ver = rd64(d + DO_VERSION);
-	/* only the layout verified here: 3.13.x; later versions moved fields */
-	if ((ver >> 16) != 0x030d)
-		return gil_err(err, errlen, "_Py_DebugOffsets of version 0x%llx: layout not known",
-			       (unsigned long long)ver);
-	if (rd64(d + DO_FREE_THREADED))
-		return gil_err(err, errlen, "free-threaded build");
-	t = gil_layout_table(313);
-	*out = *t; /* the drop request (eval_breaker) and the state bits are not in the offsets */
-	out->ts_frame = (int64_t)rd64(d + DO_TS_CURRENT_FRAME);
-	out->frame_code = (int64_t)rd64(d + DO_FRAME_EXECUTABLE);
-	out->code_filename = (int64_t)rd64(d + DO_CODE_FILENAME);
-	out->code_name = (int64_t)rd64(d + DO_CODE_QUALNAME);
-	out->code_firstlineno = (int64_t)rd64(d + DO_CODE_FIRSTLINENO);
-	out->ob_type = (int64_t)rd64(d + DO_OB_TYPE);
-	out->tp_name = (int64_t)rd64(d + DO_TP_NAME);
-	out->state = (int64_t)rd64(d + DO_UNICODE_STATE);
-	out->ascii_size = (int64_t)rd64(d + DO_UNICODE_ASCII_SIZE);
-	return 0;
-}
-
-int gil_layout_debug_offsets(const char *path, struct gil_layout *out, char *err, size_t errlen)
-{
-	struct gil_elf f;
-	int ret;
-
-	if (gil_elf_open(&f, path, NULL, 0) < 0)
-		return gil_err(err, errlen, "%s: %s", path, strerror(errno));
-	ret = layout_debug_offsets(&f, out, err, errlen);
-	gil_elf_close(&f);
-	return ret;
-}
-
 /* A debug build (Py_DEBUG) lays objects out differently: the table is for release builds. */
 static bool is_debug_build(Elf *elf)
 {
 	GElf_Sym sym;
 
 	return gil_elf_find_symbol(elf, "_Py_NegativeRefcount", &sym);
-}
-
-/* Is @s a plain function entry whose arguments follow the ABI (no clone suffix but .lto_priv)? */
-static bool abi_entry(const struct gil_site *s)
-{
-	const char *p = strchr(s->symbol, '.');
-
-	if (!s->retprobe || s->approximate || s->role != GIL_SITE_ENTRY)
-		return false;
-	if (strncmp(s->symbol, "take_gil", 8) && strncmp(s->symbol, "drop_gil", 8))
-		return false;
-	while (p) {
-		if (strncmp(p, ".lto_priv.", 10))
-			return false;
-		p = strchr(p + 1, '.');
-		if (p)
-			p = strchr(p + 1, '.'); /* skip the number */
-	}
-	return true;
-}
-
-/* Argument positions of take_gil/drop_gil by version: tstate, and the drop-request holder. */
-static void abi_locs(int version, enum gil_func fn, struct loc *ts, struct loc *req)
-{
-	int t = -1, r = -1;
-
-	if (fn == GIL_FN_TAKE) {
-		t = version == 308 ? 1 : 0;
-	} else if (version == 308 || version == 312) {
-		r = 0;
-		t = 1;
-	} else if (version >= 309 && version <= 311) {
-		r = 1;
-		t = 2;
-	} else if (version == 313) {
-		t = 1;
-		r = 1;
-	}
-	memset(ts, 0, sizeof(*ts));
-	memset(req, 0, sizeof(*req));
-	if (t >= 0) {
-		ts->kind = L_REG;
-		ts->reg = abi_arg_reg[t];
-	}
-	if (r >= 0) {
-		req->kind = L_REG;
-		req->reg = abi_arg_reg[r];
-	}
 }
 
 /* ---- DWARF ----------------------------------------------------------------------------------- */
@@ -937,35 +761,6 @@ int gil_layout_dwarf(const char *path, struct gil_layout *out, char *err, size_t
 
 #endif /* HAVE_LIBDW */
 
-/* Table or debug offsets: arguments by the ABI, so only at plain function entries. */
-static int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj)
-{
-	const struct gil_site *s;
-	struct loc ts, req;
-	size_t i;
-
-	for (i = 0; i < syms->nr_sites; i++) {
-		s = &syms->sites[i];
-		if (s->role != GIL_SITE_ENTRY)
-			continue;
-		if (!abi_entry(s)) {
-			a->sites[i].why = "a compiler clone or inlined copy: arguments unknown without DWARF";
-			continue;
-		}
-		abi_locs(a->layout.version, s->fn, &ts, &req);
-		if (ts.kind == L_NONE) {
-			a->sites[i].why = "no argument table for this version";
-			continue;
-		}
-		a->sites[i].fetchargs = attrib_build_fetchargs(&a->layout, &ts, &req,
-							       s->fn == GIL_FN_DROP, 0,
-							       &a->sites[i].why);
-		if (!a->sites[i].fetchargs && !a->sites[i].why)
-			return -1;
-	}
-	return 0;
-}
-
 int gil_attrib_read(const struct gil_symbols *syms, const char *object, const char *version,
 		    struct gil_attrib **out, char *err, size_t errlen)
 {
@@ -1010,7 +805,7 @@ int gil_attrib_read(const struct gil_symbols *syms, const char *object, const ch
 		a->why = "a debug build without usable DWARF: its layout is not in the table";
 		goto done;
 	}
-	if (layout_debug_offsets(&obj, &a->layout, why, sizeof(why)) == 0) {
+	if (attrib_layout_debug_offsets(&obj, &a->layout, why, sizeof(why)) == 0) {
 		a->source = GIL_ATTR_SRC_DEBUG_OFFSETS;
 	} else if ((t = gil_layout_table(ver))) {
 		a->layout = *t;
