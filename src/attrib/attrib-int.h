@@ -6,8 +6,8 @@
  *   fetchargs.c    the fetchargs string of one site, from a layout and argument locations
  *   debugoffsets.c the layout from 3.13's _Py_DebugOffsets
  *   abi.c          argument locations by the calling convention, at plain function entries
- *   attrib.c       layout and argument locations from DWARF, and which source serves an
- *                  interpreter (gil_attrib_read)
+ *   dwarf.c        layout and argument locations from DWARF (dwarf-none.c without libdw)
+ *   attrib.c       which of them serves an interpreter (gil_attrib_read)
  */
 #ifndef GIL_ATTRIB_INT_H
 #define GIL_ATTRIB_INT_H
@@ -59,4 +59,13 @@ int attrib_layout_debug_offsets(struct gil_elf *f, struct gil_layout *out, char 
  * Returns 0, or -1 on ENOMEM.
  */
 int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj);
+
+/**
+ * attrib_dwarf - layout and fetchargs from the DWARF of @syms->dwarf_from, @obj being the
+ * probed file; @version (312) overrides the one the layout suggests. Returns 1 when DWARF
+ * served (@a filled), 0 when there is none to use (a reason may be in @err), -1 on ENOMEM.
+ */
+int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj,
+		 int version, char *err, size_t errlen);
+
 #endif /* GIL_ATTRIB_INT_H */
