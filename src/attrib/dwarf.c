@@ -72,42 +72,76 @@ static bool is_abstract_drop(Dwarf_Die *die)
 	return false;
 }
 
-static void scan_units(struct dw *d)
+/* The DIE of the unit after the one at *@off (0: the first), into *@cu; false past the last. */
+static bool next_unit(Dwarf *dbg, Dwarf_Off *off, Dwarf_Die *cu)
 {
-	Dwarf_Off off = 0, next;
-	size_t hsize, left = W_NR;
+	Dwarf_Off cur, next;
+	size_t hsize;
+
+	while (dwarf_nextcu(dbg, *off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		cur = *off;
+		*off = next;
+		if (dwarf_offdie(dbg, cur + hsize, cu))
+			return true;
+	}
+	return false;
+}
+
+/* The first top-level DIE of any unit that @match accepts (with @arg), into *@out. */
+static bool top_level_die(struct dw *d, bool (*match)(Dwarf_Die *, void *), void *arg,
+			  Dwarf_Die *out)
+{
+	Dwarf_Off off = 0;
 	Dwarf_Die cu, die;
+
+	while (next_unit(d->dbg, &off, &cu)) {
+		if (dwarf_child(&cu, &die) != 0)
+			continue;
+		do {
+			if (match(&die, arg)) {
+				*out = die;
+				return true;
+			}
+		} while (dwarf_siblingof(&die, &die) == 0);
+	}
+	return false;
+}
+
+/* Keeps @die when it is one of the wanted (struct dw @arg); true, to stop, once all are kept. */
+static bool keep_wanted(Dwarf_Die *die, void *arg)
+{
+	struct dw *d = arg;
 	const char *name;
 	int tag, w;
 
-	d->scanned = true;
-	while (left && dwarf_nextcu(d->dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		if (!dwarf_offdie(d->dbg, off + hsize, &cu) || dwarf_child(&cu, &die) != 0) {
-			off = next;
+	tag = dwarf_tag(die);
+	if (tag != DW_TAG_structure_type && tag != DW_TAG_typedef && tag != DW_TAG_subprogram)
+		return false;
+	name = dwarf_diename(die);
+	if (!name)
+		return false;
+	for (w = 0; w < W_NR; w++) {
+		if (d->have[w] || wanted[w].tag != tag || strcmp(wanted[w].name, name))
 			continue;
-		}
-		do {
-			tag = dwarf_tag(&die);
-			if (tag != DW_TAG_structure_type && tag != DW_TAG_typedef &&
-			    tag != DW_TAG_subprogram)
-				continue;
-			name = dwarf_diename(&die);
-			if (!name)
-				continue;
-			for (w = 0; w < W_NR; w++) {
-				if (d->have[w] || wanted[w].tag != tag || strcmp(wanted[w].name, name))
-					continue;
-				if (tag == DW_TAG_structure_type && is_declaration(&die))
-					continue;
-				if (w == W_DROP && !is_abstract_drop(&die))
-					continue;
-				d->found[w] = die;
-				d->have[w] = true;
-				left--;
-			}
-		} while (dwarf_siblingof(&die, &die) == 0);
-		off = next;
+		if (tag == DW_TAG_structure_type && is_declaration(die))
+			continue;
+		if (w == W_DROP && !is_abstract_drop(die))
+			continue;
+		d->found[w] = *die;
+		d->have[w] = true;
 	}
+	for (w = 0; w < W_NR; w++)
+		if (!d->have[w])
+			return false;
+	return true;
+}
+
+static void scan_units(struct dw *d)
+{
+	Dwarf_Die last;
+
+	d->scanned = true;
+	top_level_die(d, keep_wanted, d, &last);
 }
 
 /* Follow typedefs and qualifiers to the type itself. */
@@ -123,28 +157,6 @@ static bool peel(Dwarf_Die *t)
 			return true;
 		if (!dwarf_attr_integrate(t, DW_AT_type, &a) || !dwarf_formref_die(&a, t))
 			return false;
-	}
-	return false;
-}
-
-/* The first top-level DIE of any unit that @match accepts (with @arg), into *@out. */
-static bool top_level_die(struct dw *d, bool (*match)(Dwarf_Die *, void *), void *arg,
-			  Dwarf_Die *out)
-{
-	Dwarf_Off off = 0, next;
-	Dwarf_Die cu, die;
-	size_t hsize;
-
-	while (dwarf_nextcu(d->dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		if (dwarf_offdie(d->dbg, off + hsize, &cu) && dwarf_child(&cu, &die) == 0) {
-			do {
-				if (match(&die, arg)) {
-					*out = die;
-					return true;
-				}
-			} while (dwarf_siblingof(&die, &die) == 0);
-		}
-		off = next;
 	}
 	return false;
 }
@@ -589,15 +601,12 @@ static int find_scope(Dwarf_Die *parent, const struct gil_site *s, uint64_t pc, 
  */
 static bool site_scope(Dwarf *dbg, const struct gil_site *s, uint64_t start, Dwarf_Die *out)
 {
-	Dwarf_Off off = 0, next, cur;
-	size_t hsize;
+	Dwarf_Off off = 0;
 	Dwarf_Die cu;
 	int r;
 
-	while (dwarf_nextcu(dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		cur = off;
-		off = next;
-		if (!dwarf_offdie(dbg, cur + hsize, &cu) || dwarf_haspc(&cu, start) != 1)
+	while (next_unit(dbg, &off, &cu)) {
+		if (dwarf_haspc(&cu, start) != 1)
 			continue;
 		r = find_scope(&cu, s, start, out, 0);
 		if (r)
