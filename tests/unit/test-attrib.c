@@ -4,6 +4,10 @@
  * interpreter on this machine, the fetchargs of clones and inlined copies, and the function
  * table's refusal to believe what a faulting read left behind.
  */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include <glob.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,6 +68,14 @@ static char *pyenv_lib(int minor)
 	return out;
 }
 
+/* The tests that read DWARF: a build without libdw has none to read (gil_layout_dwarf says so). */
+static void need_libdw(void)
+{
+#ifndef HAVE_LIBDW
+	skip();
+#endif
+}
+
 /* The table row of every release 3.8 - 3.13 equals what that build's DWARF says. */
 static void test_table_matches_dwarf(void **state)
 {
@@ -72,6 +84,7 @@ static void test_table_matches_dwarf(void **state)
 	int minor, checked = 0;
 	char *lib;
 
+	need_libdw();
 	for (minor = 8; minor <= 13; minor++) {
 		lib = pyenv_lib(minor);
 		if (!lib)
@@ -100,6 +113,7 @@ static void test_table_matches_debian_dwarf(void **state)
 	char bid[256] = "", path[512];
 	FILE *p;
 
+	need_libdw();
 	if (access("/usr/bin/python3.11", X_OK))
 		skip();
 	p = popen(cmd, "r");
@@ -152,6 +166,7 @@ static void test_global_request_before_38(void **state)
 	int minor, checked = 0;
 	char err[256], *lib;
 
+	need_libdw();
 	for (minor = 6; minor <= 7; minor++) {
 		lib = pyenv_lib(minor);
 		if (!lib)
@@ -182,6 +197,7 @@ static void test_debug_offsets_match_dwarf(void **state)
 	struct gil_layout dw, dbo;
 	char err[256], *lib = pyenv_lib(13);
 
+	need_libdw();
 	if (!lib)
 		skip();
 	assert_int_equal(gil_layout_dwarf(lib, &dw, err, sizeof(err)), 0);
@@ -242,6 +258,7 @@ static void test_clone_arguments_from_dwarf(void **state)
 	const char *orig, *clone, *drop;
 	char err[512], *lib = pyenv_lib(8);
 
+	need_libdw();
 	if (!lib)
 		skip();
 	assert_int_equal(gil_symbols_read(lib, NULL, &s, err, sizeof(err)), 0);

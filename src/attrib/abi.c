@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Argument locations by the x86-64 System V calling convention: good at the first instruction
+ * of a function the compiler left alone, and nowhere else (clones, inlined copies), where only
+ * DWARF knows.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "attrib-int.h"
+
+/* x86-64 System V argument registers, as DWARF numbers: di si dx cx r8 r9. */
+static const int abi_arg_reg[] = { 5, 4, 1, 2, 8, 9 };
+
+/* Is @s a plain function entry whose arguments follow the ABI (no clone suffix but .lto_priv)? */
+static bool abi_entry(const struct gil_site *s)
+{
+	const char *p = strchr(s->symbol, '.');
+
+	if (!s->retprobe || s->approximate || s->role != GIL_SITE_ENTRY)
+		return false;
+	if (strncmp(s->symbol, "take_gil", 8) && strncmp(s->symbol, "drop_gil", 8))
+		return false;
+	while (p) {
+		if (strncmp(p, ".lto_priv.", 10))
+			return false;
+		p = strchr(p + 1, '.');
+		if (p)
+			p = strchr(p + 1, '.'); /* skip the number */
+	}
+	return true;
+}
+
+/* Argument positions of take_gil/drop_gil by version: tstate, and the drop-request holder. */
+static void abi_locs(int version, enum gil_func fn, struct loc *ts, struct loc *req)
+{
+	int t = -1, r = -1;
+
+	if (fn == GIL_FN_TAKE) {
+		t = version == 308 ? 1 : 0;
+	} else if (version == 308 || version == 312) {
+		r = 0;
+		t = 1;
+	} else if (version >= 309 && version <= 311) {
+		r = 1;
+		t = 2;
+	} else if (version == 313) {
+		t = 1;
+		r = 1;
+	}
+	memset(ts, 0, sizeof(*ts));
+	memset(req, 0, sizeof(*req));
+	if (t >= 0) {
+		ts->kind = L_REG;
+		ts->reg = abi_arg_reg[t];
+	}
+	if (r >= 0) {
+		req->kind = L_REG;
+		req->reg = abi_arg_reg[r];
+	}
+}
+
+/* Table or debug offsets: arguments by the ABI, so only at plain function entries. */
+int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj)
+{
+	const struct gil_site *s;
+	struct loc ts, req;
+	size_t i;
+
+	for (i = 0; i < syms->nr_sites; i++) {
+		s = &syms->sites[i];
+		if (s->role != GIL_SITE_ENTRY)
+			continue;
+		if (!abi_entry(s)) {
+			a->sites[i].why = "a compiler clone or inlined copy: arguments unknown without DWARF";
+			continue;
+		}
+		abi_locs(a->layout.version, s->fn, &ts, &req);
+		if (ts.kind == L_NONE) {
+			a->sites[i].why = "no argument table for this version";
+			continue;
+		}
+		a->sites[i].fetchargs = attrib_build_fetchargs(&a->layout, &ts, &req,
+							       s->fn == GIL_FN_DROP, 0,
+							       &a->sites[i].why);
+		if (!a->sites[i].fetchargs && !a->sites[i].why)
+			return -1;
+	}
+	return 0;
+}

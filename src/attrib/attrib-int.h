@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the files of attribution share, not for outside src/attrib: where an argument is at a
+ * probed instruction (struct loc), and one function per source of layouts and locations.
+ *   table.c        the built-in layouts of release builds (gil_layout_table)
+ *   fetchargs.c    the fetchargs string of one site, from a layout and argument locations
+ *   debugoffsets.c the layout from 3.13's _Py_DebugOffsets
+ *   abi.c          argument locations by the calling convention, at plain function entries
+ *   dwarf.c        layout and argument locations from DWARF (dwarf-none.c without libdw)
+ *   attrib.c       which of them serves an interpreter (gil_attrib_read)
+ */
+#ifndef GIL_ATTRIB_INT_H
+#define GIL_ATTRIB_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attrib.h"
+#include "elf/elf.h"
+
+/* Where a pointer argument is at the probed instruction, as far as a fetcharg can say. */
+enum loc_kind {
+	L_NONE = 0,
+	L_REG, /* in register reg */
+	L_REGOFF, /* its value is reg + off */
+	L_MEM, /* stored in memory at reg + off */
+	L_ADDR, /* a constant address (a global) */
+};
+
+struct loc {
+	enum loc_kind kind;
+	int reg; /* DWARF register number, x86-64 */
+	int64_t off;
+	uint64_t addr;
+};
+
+#define LOC_NR_REGS 16 /* x86-64 general registers, DWARF numbers 0 - 15: a fetcharg names them */
+
+/**
+ * attrib_build_fetchargs - the fetchargs of one entry site: @ts is where the thread state is,
+ * @req where the argument holding the drop request is (drop_gil only; kind L_NONE: no class),
+ * @delta maps global addresses to file offsets. Returns a malloc'd string, or NULL with *@why
+ * set (NULL *@why: out of memory).
+ */
+char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
+			     const struct loc *req, bool drop, int64_t delta, const char **why);
+
+/**
+ * attrib_layout_debug_offsets - the layout from _Py_DebugOffsets in the data of @f (3.13).
+ * Returns 0, or -1 with a reason in @err.
+ */
+int attrib_layout_debug_offsets(struct gil_elf *f, struct gil_layout *out, char *err,
+				size_t errlen);
+
+/**
+ * attrib_abi - fetchargs for the entry sites of @syms from @a->layout (table or debug offsets),
+ * arguments by the ABI, so only at plain function entries; other sites get a why.
+ * Returns 0, or -1 on ENOMEM.
+ */
+int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj);
+
+/**
+ * attrib_dwarf - layout and fetchargs from the DWARF of @syms->dwarf_from, @obj being the
+ * probed file; @version (312) overrides the one the layout suggests. Returns 1 when DWARF
+ * served (@a filled), 0 when there is none to use (a reason may be in @err), -1 on ENOMEM.
+ */
+int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj,
+		 int version, char *err, size_t errlen);
+
+#endif /* GIL_ATTRIB_INT_H */

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Attribution fetchargs (see attrib.h). A uprobe fetcharg dereferences user memory at hit time;
+ * a faulting read leaves a string empty ("(fault)") but a number stale, so every number read
+ * here is only believed when a string read through the same pointers succeeded: the frame's
+ * code object must have a type named "code" before its name, file or line count.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attrib-int.h"
+#include "common/util.h"
+
+#define ARG_MAX_LEN 63 /* the kernel's MAX_ARGSTR_LEN for one fetcharg, type included */
+
+static const char *const regs[LOC_NR_REGS] = {
+	"ax", "dx", "cx", "bx", "si", "di", "bp", "sp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+};
+
+/* Building fetchargs: an expression for "the value at @l + @off"; @delta maps globals. */
+struct fa {
+	char *buf;
+	size_t len, cap;
+	bool failed;
+	const char *why;
+};
+
+static int deref_loc(char *out, size_t len, const struct loc *l, int64_t off, int64_t delta)
+{
+	int n = -1;
+
+	switch (l->kind) {
+	case L_REG:
+		if (l->reg >= 0 && l->reg < (int)GIL_ARRAY_SIZE(regs))
+			n = snprintf(out, len, "%+lld(%%%s)", (long long)off, regs[l->reg]);
+		break;
+	case L_REGOFF:
+		if (l->reg >= 0 && l->reg < (int)GIL_ARRAY_SIZE(regs))
+			n = snprintf(out, len, "%+lld(%%%s)", (long long)(l->off + off), regs[l->reg]);
+		break;
+	case L_MEM:
+		if (l->reg >= 0 && l->reg < (int)GIL_ARRAY_SIZE(regs))
+			n = snprintf(out, len, "%+lld(%+lld(%%%s))", (long long)off, (long long)l->off,
+				     regs[l->reg]);
+		break;
+	case L_ADDR:
+		/* @+OFFSET: the kernel adds the probed file's load bias, found from the text */
+		if ((int64_t)(l->addr + (uint64_t)off) - delta >= 0)
+			n = snprintf(out, len, "@+%lld",
+				     (long long)((int64_t)(l->addr + (uint64_t)off) - delta));
+		break;
+	default:
+		break;
+	}
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* "+OFF(INNER)" */
+static int wrap(char *out, size_t len, const char *inner, int64_t off)
+{
+	int n = snprintf(out, len, "%+lld(%s)", (long long)off, inner);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+static void fa_add(struct fa *f, const char *name, const char *expr, const char *type)
+{
+	size_t need = strlen(name) + strlen(expr) + strlen(type) + 4;
+	char *p;
+
+	if (f->failed)
+		return;
+	if (strlen(expr) + 1 + strlen(type) > ARG_MAX_LEN) {
+		f->failed = true;
+		f->why = "fetch expression too long for the kernel";
+		return;
+	}
+	if (f->len + need >= f->cap) {
+		p = realloc(f->buf, f->cap + need + 256);
+		if (!p) {
+			f->failed = true;
+			f->why = NULL; /* ENOMEM */
+			return;
+		}
+		f->buf = p;
+		f->cap += need + 256;
+	}
+	f->len += (size_t)sprintf(f->buf + f->len, "%s%s=%s:%s", f->len ? " " : "", name, expr, type);
+}
+
+/*
+ * The compact ASCII data of the string at @obj (an expression), and its compact and ascii bits
+ * as one two-bit field (value 3: both set) when they are neighbours, as in every CPython 3.
+ */
+static void fa_string(struct fa *f, const struct gil_layout *lay, const char *prefix,
+		      const char *obj)
+{
+	char e[128], name[32], type[16];
+
+	if (wrap(e, sizeof(e), obj, lay->ascii_size) < 0)
+		goto toolong;
+	fa_add(f, prefix, e, "string");
+	if (wrap(e, sizeof(e), obj, lay->state) < 0)
+		goto toolong;
+	snprintf(name, sizeof(name), "%ss", prefix);
+	snprintf(type, sizeof(type), "b2@%d/8", lay->compact_bit);
+	fa_add(f, name, e, type);
+	return;
+toolong:
+	f->failed = true;
+	f->why = "fetch expression too long for the kernel";
+}
+
+char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
+			     const struct loc *req, bool drop, int64_t delta, const char **why)
+{
+	char fr[128], code[128], e[128], obj[128];
+	struct fa f = { 0 };
+
+	*why = NULL;
+	/* the thread state itself, when it can be NULL (a register or a stack slot) */
+	if (ts->kind == L_REG) {
+		snprintf(e, sizeof(e), "%%%s", regs[ts->reg]);
+		fa_add(&f, "gil_ts", e, "x64");
+	} else if (ts->kind == L_MEM) {
+		snprintf(e, sizeof(e), "%+lld(%%%s)", (long long)ts->off, regs[ts->reg]);
+		fa_add(&f, "gil_ts", e, "x64");
+	}
+	/* the frame pointer */
+	if (deref_loc(fr, sizeof(fr), ts, lay->ts_frame, delta) < 0)
+		goto toolong;
+	if (lay->frame == GIL_FRAME_CFRAME) {
+		if (wrap(e, sizeof(e), fr, lay->cframe_current) < 0)
+			goto toolong;
+		snprintf(fr, sizeof(fr), "%s", e);
+	}
+	fa_add(&f, "gil_fr", fr, "x64");
+	if (wrap(code, sizeof(code), fr, lay->frame_code) < 0)
+		goto toolong;
+	/*
+	 * 3.13's frames hold any object (entry frames hold None): its type's name must read
+	 * "code". Before, f_code is always a code object, and the name string read through it
+	 * proves the chain was readable. Each dereference costs at every hit: no more than this.
+	 */
+	if (lay->frame == GIL_FRAME_CURRENT) {
+		if (wrap(e, sizeof(e), code, lay->ob_type) < 0 ||
+		    wrap(obj, sizeof(obj), e, lay->tp_name) < 0 || wrap(e, sizeof(e), obj, 0) < 0)
+			goto toolong;
+		fa_add(&f, "gil_ty", e, "string");
+	}
+	if (wrap(obj, sizeof(obj), code, lay->code_name) < 0)
+		goto toolong;
+	fa_string(&f, lay, "gil_fn", obj);
+	if (wrap(obj, sizeof(obj), code, lay->code_filename) < 0)
+		goto toolong;
+	fa_string(&f, lay, "gil_file", obj);
+	if (wrap(e, sizeof(e), code, lay->code_firstlineno) < 0)
+		goto toolong;
+	fa_add(&f, "gil_line", e, "s32");
+	if (drop && req->kind != L_NONE) {
+		if (deref_loc(e, sizeof(e), req, lay->req_off, delta) < 0)
+			goto toolong;
+		fa_add(&f, "gil_req", e, lay->req == GIL_REQ_BIT0 ? "b1@0/8" : "u32");
+	}
+	if (f.failed) {
+		free(f.buf);
+		*why = f.why;
+		return NULL;
+	}
+	return f.buf;
+toolong:
+	free(f.buf);
+	*why = "fetch expression too long for the kernel";
+	return NULL;
+}
