@@ -8,6 +8,7 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,22 +54,35 @@ static int file_crc32(int fd, uint32_t *out)
 	return 0;
 }
 
+/* Where debug files are looked up: inside the target's root, links resolved in it. */
+struct lookup {
+	int rootfd; /* the root directory (O_PATH) */
+	const char *root; /* its path as shown, "" for ours */
+	size_t rootlen;
+};
+
 /*
- * Use the debug file at @dpath when its build-id is the object's (and its CRC is @crc when
- * @check_crc): its symbol tables, and its DWARF when the object had none. Returns 1 when it
- * gave sites, 0 when not usable, -1 on ENOMEM.
+ * Use the debug file at @inpath (inside the root) when its build-id is the object's (and its
+ * CRC is @crc when @check_crc): its symbol tables, and its DWARF when the object had none.
+ * Returns 1 when it gave sites, 0 when not usable, -1 on ENOMEM.
  */
-static int try_debug_file(struct scan *sc, const char *dpath, const char *method, bool check_crc,
-			  uint32_t crc)
+static int try_debug_file(struct scan *sc, const struct lookup *lk, const char *inpath,
+			  const char *method, bool check_crc, uint32_t crc)
 {
-	char bid[sizeof(sc->syms->build_id)];
+	char bid[sizeof(sc->syms->build_id)], *dpath;
 	struct gil_elf h;
 	size_t before = sc->syms->nr_sites, from_tables;
 	uint32_t got;
 	int ret = 0;
 
-	if (gil_elf_open(&h, dpath, NULL, 0))
+	/* a FIFO, a device or a link out of the root is refused before any read */
+	if (gil_elf_open_in(&h, lk->rootfd, inpath, NULL, 0))
 		return 0;
+	dpath = gil_strfmt("%.*s%s", (int)lk->rootlen, lk->root, inpath);
+	if (!dpath) {
+		ret = -1;
+		goto out;
+	}
 	if (gil_elf_build_id(h.elf, bid, sizeof(bid)) <= 0 || strcmp(bid, sc->syms->build_id))
 		goto out;
 	if (check_crc && (file_crc32(h.fd, &got) || got != crc))
@@ -90,19 +104,18 @@ static int try_debug_file(struct scan *sc, const char *dpath, const char *method
 		ret = sc->syms->symbols_from ? 1 : -1;
 	}
 out:
+	free(dpath);
 	gil_elf_close(&h);
 	return ret;
 }
 
-
 /* gdb's search order for the .gnu_debuglink name: next to the object, .debug/, global dir. */
-static int try_debuglink(struct scan *sc, Elf *obj, const char *path, const char *root,
-			 size_t rootlen)
+static int try_debuglink(struct scan *sc, const struct lookup *lk, Elf *obj, const char *inpath)
 {
-	const char *name, *slash, *dir, *indir;
+	const char *name, *slash, *dir;
 	const unsigned char *p;
 	char *cand[3] = { NULL, NULL, NULL };
-	size_t namelen, crcoff, dirlen, indirlen, i;
+	size_t namelen, crcoff, dirlen, i;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	Elf_Data *d;
@@ -122,38 +135,26 @@ static int try_debuglink(struct scan *sc, Elf *obj, const char *path, const char
 	crcoff = (namelen + 1 + 3) & ~(size_t)3;
 	if (!namelen || namelen == d->d_size || crcoff + 4 > d->d_size)
 		return 0;
+	/* a file name, never a path: "../../etc/shadow" or "x/y" names no debug file */
+	if (memchr(name, '/', namelen) || !strcmp(name, ".") || !strcmp(name, ".."))
+		return 0;
 	crc = gil_elf_u32(p + crcoff, eh.e_ident[EI_DATA] == ELFDATA2LSB);
 
-	slash = strrchr(path, '/');
-	if (slash) {
-		dir = path;
-		dirlen = (size_t)(slash - path);
-	} else {
-		dir = ".";
-		dirlen = 1;
-	}
+	slash = strrchr(inpath, '/');
+	dir = inpath;
+	dirlen = slash ? (size_t)(slash - inpath) : 0;
 	ret = -1;
 	cand[0] = gil_strfmt("%.*s/%s", (int)dirlen, dir, name);
 	cand[1] = gil_strfmt("%.*s/.debug/%s", (int)dirlen, dir, name);
 	if (!cand[0] || !cand[1])
 		goto out;
-	/* The global directory mirrors the object's path as seen inside @root. */
-	if (dir[0] == '/') {
-		indir = dir;
-		indirlen = dirlen;
-		if (rootlen && dirlen >= rootlen && !strncmp(dir, root, rootlen) &&
-		    (dirlen == rootlen || dir[rootlen] == '/')) {
-			indir += rootlen;
-			indirlen -= rootlen;
-		}
-		cand[2] = gil_strfmt("%.*s/usr/lib/debug%.*s/%s", (int)rootlen, root, (int)indirlen,
-				 indir, name);
-		if (!cand[2])
-			goto out;
-	}
+	/* The global directory mirrors the object's path as seen inside the root. */
+	cand[2] = gil_strfmt("/usr/lib/debug%.*s/%s", (int)dirlen, dir, name);
+	if (!cand[2])
+		goto out;
 	ret = 0;
 	for (i = 0; i < GIL_ARRAY_SIZE(cand) && cand[i] && !ret; i++)
-		ret = try_debug_file(sc, cand[i], "debuglink", true, crc);
+		ret = try_debug_file(sc, lk, cand[i], "debuglink", true, crc);
 out:
 	for (i = 0; i < GIL_ARRAY_SIZE(cand); i++)
 		free(cand[i]);
@@ -241,34 +242,59 @@ out:
 }
 #endif
 
-/* Sites for a stripped object: build-id directory, then .gnu_debuglink, then .gnu_debugdata. */
+/*
+ * Sites for a stripped object: build-id directory, then .gnu_debuglink, then .gnu_debugdata.
+ * Every candidate is opened inside @root (the target's /proc/PID/root, or ours): its links
+ * cannot lead to the recorder's own files.
+ */
 int gil_debug_find(struct scan *sc, Elf *obj, const char *path, const char *root)
 {
 	const char *bid = sc->syms->build_id;
-	size_t rootlen;
-	char *p;
+	struct lookup lk;
+	char *p, *abs = NULL, cwd[4096];
+	const char *inpath;
 	int ret = 0;
 
-	if (!root)
-		root = "";
-	rootlen = strlen(root);
-	while (rootlen && root[rootlen - 1] == '/')
-		rootlen--;
+	lk.root = root ? root : "";
+	lk.rootlen = strlen(lk.root);
+	while (lk.rootlen && lk.root[lk.rootlen - 1] == '/')
+		lk.rootlen--;
+	inpath = gil_shown_path(path, root);
+	if (inpath[0] != '/') {
+		/* a relative path (tests, the command line): make it one inside our root */
+		if (lk.rootlen || !getcwd(cwd, sizeof(cwd)))
+			return 0;
+		abs = gil_strfmt("%s/%s", cwd, inpath);
+		if (!abs)
+			return -1;
+		inpath = abs;
+	}
+	p = gil_strfmt("%.*s/", (int)lk.rootlen, lk.root);
+	lk.rootfd = p ? open(p, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	free(p);
+	if (lk.rootfd < 0) {
+		free(abs);
+		return errno == ENOMEM ? -1 : 0;
+	}
 
 	/* Without a build-id nothing proves that a separate file describes this object. */
 	if (strlen(bid) > 2) {
-		p = gil_strfmt("%.*s/usr/lib/debug/.build-id/%.2s/%s.debug", (int)rootlen, root, bid,
-			   bid + 2);
-		if (!p)
-			return -1;
-		ret = try_debug_file(sc, p, "build-id", false, 0);
+		p = gil_strfmt("/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2);
+		if (!p) {
+			ret = -1;
+			goto out;
+		}
+		ret = try_debug_file(sc, &lk, p, "build-id", false, 0);
 		free(p);
 		if (!ret)
-			ret = try_debuglink(sc, obj, path, root, rootlen);
+			ret = try_debuglink(sc, &lk, obj, inpath);
 	}
 #ifdef HAVE_LZMA
 	if (!ret)
 		ret = try_debugdata(sc, obj, path);
 #endif
+out:
+	close(lk.rootfd);
+	free(abs);
 	return ret < 0 ? -1 : 0;
 }

@@ -792,6 +792,63 @@ static void test_debuglink(void **state)
 	free(obj);
 }
 
+/*
+ * A target controls its debuglink name and the files under its root: a name with a '/' is not
+ * followed out of the directory, a FIFO or a device node is never opened (a FIFO would block
+ * setup), and a link resolves inside the root, never to the recorder's own files.
+ */
+static void test_debuglink_hostile(void **state)
+{
+	char *root = xfmt("%s/hostileroot", tmpdir), *dir = xfmt("%s/opt/py/bin", root);
+	char *outside = xfmt("%s/outside.dbg", tmpdir), *next = xfmt("%s/python.dbg", dir);
+	char *up = xfmt("%s/opt/py/escape.dbg", root);
+	struct gil_symbols *s;
+	char *obj;
+	uint32_t crc;
+
+	make_debug(outside, bid_a);
+	crc = crc32_file(outside);
+	mkdirs(dir);
+
+	/* "../escape.dbg" names a file one directory up: refused, although it would match */
+	make_debug(up, bid_a);
+	obj = make_stripped(dir, "python", bid_a, "../escape.dbg", crc);
+	s = read_ok(obj, root);
+	assert_int_equal(s->nr_sites, 0);
+	gil_symbols_free(s);
+	free(obj);
+
+	/* A FIFO where the debug file would be: not opened, so not waited on */
+	obj = make_stripped(dir, "python", bid_a, "python.dbg", crc);
+	assert_int_equal(mkfifo(next, 0600), 0);
+	alarm(10);
+	s = read_ok(obj, root);
+	alarm(0);
+	assert_int_equal(s->nr_sites, 0);
+	gil_symbols_free(s);
+	unlink(next);
+
+	/* An absolute link to a matching file outside the root resolves inside the root: none */
+	assert_int_equal(symlink(outside, next), 0);
+	s = read_ok(obj, root);
+	assert_int_equal(s->nr_sites, 0);
+	gil_symbols_free(s);
+	unlink(next);
+
+	/* The same file reached without a link is used: what refused it above was the link */
+	assert_int_equal(link(outside, next), 0);
+	s = read_ok(obj, root);
+	check_debug_sites(s, "debuglink", next);
+	gil_symbols_free(s);
+
+	free(root);
+	free(dir);
+	free(outside);
+	free(next);
+	free(up);
+	free(obj);
+}
+
 /* Run xz on @path, keeping it; -1 when xz is not installed. */
 static int run_xz(const char *path)
 {
@@ -1983,6 +2040,7 @@ int main(void)
 		cmocka_unit_test(test_synthetic_tables),
 		cmocka_unit_test(test_debug_build_id),
 		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_debuglink_hostile),
 		cmocka_unit_test(test_minidebuginfo),
 		cmocka_unit_test(test_pyenv),
 		cmocka_unit_test(test_debian_python311),
