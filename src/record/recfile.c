@@ -169,7 +169,7 @@ int rec_write_header(struct gil_recorder *rec, struct target *t)
 			json_object_object_add(pr, "attribution",
 					       json_object_new_boolean(gp && gp->fetches));
 			if (gp && !gp->fetches)
-				json_object_object_add(pr, "rec_attribution_why", json_object_new_string(
+				json_object_object_add(pr, "attribution_why", json_object_new_string(
 					gp->fetch_refused[0] ? gp->fetch_refused
 							     : o->attrib->sites[i].why
 								       ? o->attrib->sites[i].why
