@@ -121,17 +121,16 @@ void gil_symbols_free(struct gil_symbols *syms)
 	free(syms);
 }
 
-int gil_symbols_read(const char *path, const char *root, struct gil_symbols **out, char *err,
-		     size_t errlen)
+int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char *root,
+			 struct gil_symbols **out, char *err, size_t errlen)
 {
-	struct gil_elf obj = { .fd = -1 };
 	struct gil_symbols *syms = NULL;
 	struct scan sc;
-	bool has_symtab, want_dwarf, oom = true;
-	int ret = -1, saved = 0;
+	bool has_symtab, want_dwarf;
+	int ret = -1;
 	GElf_Ehdr eh;
 
-	if (!path || !out) {
+	if (!obj || !obj->elf || !path || !out) {
 		gil_err(err, errlen, "gil_symbols_read: invalid argument");
 		errno = EINVAL;
 		return -1;
@@ -145,35 +144,30 @@ int gil_symbols_read(const char *path, const char *root, struct gil_symbols **ou
 	syms = calloc(1, sizeof(*syms));
 	if (!syms || !(syms->path = strdup(path)))
 		goto out;
-	if (gil_elf_open(&obj, path, err, errlen)) {
-		saved = errno;
-		oom = false;
-		goto out;
-	}
 	/* An over-long build-id is treated as none: it cannot name a debug file we would trust. */
-	if (gil_elf_build_id(obj.elf, syms->build_id, sizeof(syms->build_id)) < 0)
+	if (gil_elf_build_id(obj->elf, syms->build_id, sizeof(syms->build_id)) < 0)
 		syms->build_id[0] = '\0';
 
 	memset(&sc, 0, sizeof(sc));
 	sc.syms = syms;
-	sc.obj = obj.elf;
-	sc.obj_size = obj.size;
-	sc.x86_64 = gelf_getehdr(obj.elf, &eh) && eh.e_machine == EM_X86_64;
+	sc.obj = obj->elf;
+	sc.obj_size = obj->size;
+	sc.x86_64 = gelf_getehdr(obj->elf, &eh) && eh.e_machine == EM_X86_64;
 	gil_version_from_name(path, sc.version, sizeof(sc.version));
 	syms->kind = gil_classify(&sc);
 	gil_version_full(&sc, gil_shown_path(path, root), syms->version, sizeof(syms->version));
 	if (syms->kind == GIL_PY_FREE_THREADED || syms->kind == GIL_PY_CPYTHON2 ||
 	    syms->kind == GIL_PY_PYPY)
 		goto settle;
-	if (gil_sites_scan_tables(&sc, obj.elf, NULL, &has_symtab))
+	if (gil_sites_scan_tables(&sc, obj->elf, NULL, &has_symtab))
 		goto out;
 	sc.stripped = !has_symtab;
 	/* DWARF only for a Python: every mapped library of a process passes through here. */
 	want_dwarf = syms->nr_sites || sc.capi;
-	if (want_dwarf && gil_sites_scan_dwarf(&sc, obj.elf, path) < 0)
+	if (want_dwarf && gil_sites_scan_dwarf(&sc, obj->elf, path) < 0)
 		goto out;
 	if (((!syms->nr_sites && !has_symtab) || (want_dwarf && !sc.dwarf_done)) &&
-	    gil_debug_find(&sc, obj.elf, path, root))
+	    gil_debug_find(&sc, obj->elf, path, root))
 		goto out;
 	if (syms->nr_sites && syms->kind == GIL_PY_UNKNOWN)
 		syms->kind = GIL_PY_CPYTHON;
@@ -186,14 +180,30 @@ settle:
 	syms = NULL;
 	ret = 0;
 out:
-	/* Every failure but opening the object is a failed allocation. */
-	if (ret && oom) {
-		saved = ENOMEM;
+	/* Every failure here is a failed allocation. */
+	if (ret) {
 		gil_err(err, errlen, "%s: out of memory", path);
+		errno = ENOMEM;
 	}
-	gil_elf_close(&obj);
 	gil_symbols_free(syms);
-	if (ret)
-		errno = saved;
+	return ret;
+}
+
+int gil_symbols_read(const char *path, const char *root, struct gil_symbols **out, char *err,
+		     size_t errlen)
+{
+	struct gil_elf obj;
+	int ret;
+
+	if (!path || !out) {
+		gil_err(err, errlen, "gil_symbols_read: invalid argument");
+		errno = EINVAL;
+		return -1;
+	}
+	*out = NULL;
+	if (gil_elf_open(&obj, path, err, errlen))
+		return -1;
+	ret = gil_symbols_read_elf(&obj, path, root, out, err, errlen);
+	gil_elf_close(&obj);
 	return ret;
 }

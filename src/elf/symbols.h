@@ -96,6 +96,14 @@ bool gil_symbol_match(const char *name, enum gil_func *fn);
 int gil_symbols_read(const char *path, const char *root, struct gil_symbols **out, char *err,
 		     size_t errlen);
 
+/**
+ * gil_symbols_read_elf - gil_symbols_read() of an object already open in @obj (not taken):
+ * everything read of the object comes from that descriptor, whatever @path names now. @path
+ * is what the results and messages call the object.
+ */
+int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char *root,
+			 struct gil_symbols **out, char *err, size_t errlen);
+
 void gil_symbols_free(struct gil_symbols *syms);
 
 #endif /* GIL_SYMBOLS_H */

@@ -8,10 +8,12 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "recorder.h"
 
@@ -33,35 +35,69 @@ static int load_attrib(struct object *o, char *err, size_t errlen)
 }
 
 /*
- * Read @m's symbols once per file (by device and inode), checking that the file we open is the
- * one the process maps: same device and inode, so a replaced library is never probed.
+ * Open the file @pid maps at @m: the mapping itself (/proc/PID/map_files), so what is read is
+ * what the process runs, whatever its path names now; without map_files, the path inside the
+ * process's root. Either way the descriptor's device and inode must be the mapping's.
+ * Returns 0, -2 when the file is not the one mapped (or gone), -1 with errno.
+ */
+static int open_mapped(pid_t pid, const struct gil_mapping *m, struct gil_elf *h)
+{
+	char path[96];
+	int rootfd, saved;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	if (gil_elf_open(h, path, NULL, 0) < 0) {
+		if (errno == ENOMEM)
+			return -1;
+		snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+		rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (rootfd < 0)
+			return -2;
+		saved = gil_elf_open_in(h, rootfd, m->path, NULL, 0);
+		close(rootfd);
+		if (saved < 0)
+			return errno == ENOMEM ? -1 : -2;
+	}
+	if ((uint64_t)h->dev != m->dev || (uint64_t)h->ino != m->ino) {
+		gil_elf_close(h);
+		return -2; /* replaced since it was mapped: not this file */
+	}
+	return 0;
+}
+
+/*
+ * Read @m's symbols once per file (by device and inode). The file is opened once and checked
+ * to be the one the process maps (same device and inode, on the descriptor); symbols,
+ * attribution and the probes all use that descriptor, so a path swapped after the check
+ * changes nothing: the probes name /proc/self/fd/N, the inode we read.
  */
 static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_mapping *m,
 		       char *err, size_t errlen)
 {
+	struct gil_elf h;
 	struct object *o;
 	char root[64], *open_path;
-	struct stat st;
 	size_t len;
-	int i = find_object(rec, m);
+	int i = find_object(rec, m), r;
 
 	if (i >= 0)
 		return i;
+	r = open_mapped(pid, m, &h);
+	if (r == -1)
+		return gil_err(err, errlen, "out of memory");
+	if (r < 0)
+		return r;
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
 	len = strlen(root) + strlen(m->path) + 1;
 	open_path = malloc(len);
-	if (!open_path)
-		return gil_err(err, errlen, "out of memory");
-	snprintf(open_path, len, "%s%s", root, m->path);
-	if (stat(open_path, &st) < 0 || st.st_ino != m->ino) {
-		free(open_path);
-		return -2; /* gone or replaced since it was mapped: not this file */
-	}
-	o = realloc(rec->objects, (rec->nr_objects + 1) * sizeof(*o));
+	o = open_path ? realloc(rec->objects, (rec->nr_objects + 1) * sizeof(*o)) : NULL;
 	if (!o) {
 		free(open_path);
+		gil_elf_close(&h);
 		return gil_err(err, errlen, "out of memory");
 	}
+	snprintf(open_path, len, "%s%s", root, m->path);
 	rec->objects = o;
 	o = &rec->objects[rec->nr_objects];
 	memset(o, 0, sizeof(*o));
@@ -69,9 +105,11 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 	o->ino = m->ino;
 	o->path = strdup(m->path);
 	o->open_path = open_path;
+	o->elf = h;
+	snprintf(o->probe_path, sizeof(o->probe_path), "/proc/self/fd/%d", h.fd);
 	o->first_probe = -1;
 	rec->nr_objects++;
-	if (gil_symbols_read(open_path, root, &o->syms, err, errlen) < 0) {
+	if (gil_symbols_read_elf(&o->elf, open_path, root, &o->syms, err, errlen) < 0) {
 		o->syms = NULL;
 		return -1;
 	}
@@ -81,6 +119,7 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 	if (!o->syms->nr_sites || !o->syms->has_take || !o->syms->has_drop) {
 		gil_symbols_free(o->syms);
 		o->syms = NULL;
+		gil_elf_close(&o->elf); /* nothing to probe: no descriptor kept */
 	}
 	if (o->syms && !rec->opts.no_attribution && load_attrib(o, err, errlen) < 0)
 		return -1;
@@ -119,8 +158,8 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 			if (ret && !s->retprobe)
 				continue;
 			fetchargs = !ret && o->attrib ? o->attrib->sites[i].fetchargs : NULL;
-			idx = gil_probes_add(rec->probes, o->open_path, s->offset, s->fn, ret, fetchargs,
-					     rec->err, sizeof(rec->err));
+			idx = gil_probes_add(rec->probes, o->probe_path, o->path, s->offset, s->fn,
+					     ret, fetchargs, rec->err, sizeof(rec->err));
 			if (idx < 0)
 				return -1;
 			o->nr_fetching += rec->probes->v[idx].fetches;

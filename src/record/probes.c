@@ -51,8 +51,8 @@ static char *our_kernel_error(const struct gil_probes *p, const char *event)
 	return msg;
 }
 
-int gil_probes_add(struct gil_probes *p, const char *file, uint64_t offset, enum gil_func fn,
-		   bool ret, const char *fetchargs, char *err, size_t errlen)
+int gil_probes_add(struct gil_probes *p, const char *file, const char *shown, uint64_t offset,
+		   enum gil_func fn, bool ret, const char *fetchargs, char *err, size_t errlen)
 {
 	struct gil_probe *pr;
 	char *kerr;
@@ -114,7 +114,7 @@ int gil_probes_add(struct gil_probes *p, const char *file, uint64_t offset, enum
 		int e = errno;
 
 		kerr = our_kernel_error(p, pr->name);
-		gil_err(err, errlen, "cannot create uprobe %s:0x%llx: %s%s%s", file,
+		gil_err(err, errlen, "cannot create uprobe %s:0x%llx: %s%s%s", shown,
 			(unsigned long long)offset, e ? strerror(e) : "the kernel refused it",
 			kerr ? ": " : "", kerr ? kerr : "");
 		free(kerr);

@@ -38,12 +38,14 @@ struct gil_probes *gil_probes_alloc(void);
 
 /**
  * gil_probes_add - describe a probe at @offset of @file (entry, or return when @ret) and create
- * it in the kernel at once. @fetchargs (NULL: none) are what the kernel reads at each hit
- * (attrib.c). Returns its index, or -1 with a reason in @err (the kernel's, from
+ * it in the kernel at once. @file is what the kernel resolves: the recorder passes
+ * /proc/self/fd/N of the descriptor it read, so the probe lands on that inode; @shown names
+ * the file in messages. @fetchargs (NULL: none) are what the kernel reads at each hit
+ * (attrib/). Returns its index, or -1 with a reason in @err (the kernel's, from
  * tracefs_error_last, when it refused).
  */
-int gil_probes_add(struct gil_probes *p, const char *file, uint64_t offset, enum gil_func fn,
-		   bool ret, const char *fetchargs, char *err, size_t errlen);
+int gil_probes_add(struct gil_probes *p, const char *file, const char *shown, uint64_t offset,
+		   enum gil_func fn, bool ret, const char *fetchargs, char *err, size_t errlen);
 
 /** gil_probes_load - read the formats of our group's events (ids, fields) for decoding. */
 int gil_probes_load(struct gil_probes *p, char *err, size_t errlen);

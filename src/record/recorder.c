@@ -448,6 +448,7 @@ void gil_recorder_free(struct gil_recorder *rec)
 		gil_attrib_free(rec->objects[i].attrib);
 		free(rec->objects[i].path);
 		free(rec->objects[i].open_path);
+		gil_elf_close(&rec->objects[i].elf);
 	}
 	gil_probes_free(rec->probes);
 	gil_decoder_free(rec->dec);

@@ -38,7 +38,9 @@ enum tgt_state { T_LIVE, T_EXITING, T_DONE };
 struct object {
 	uint64_t dev, ino;
 	char *path; /* as the process maps it */
-	char *open_path; /* what we opened and probed: /proc/PID/root + path */
+	char *open_path; /* how messages and the header name it: /proc/PID/root + path */
+	struct gil_elf elf; /* the one descriptor everything of the file is read from */
+	char probe_path[32]; /* /proc/self/fd/N of elf.fd: the uprobes' file, pinned to it */
 	struct gil_symbols *syms; /* NULL: the file defines no GIL function */
 	char *reason; /* symbols.c's one line: why no sites, or why they are approximate */
 	char version[32]; /* the interpreter's, as symbols.c read it; "" unknown */
