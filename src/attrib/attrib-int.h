@@ -61,8 +61,8 @@ int attrib_layout_debug_offsets(struct gil_elf *f, struct gil_layout *out, char 
 int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj);
 
 /**
- * attrib_dwarf - layout and fetchargs from the DWARF of @syms->dwarf_from, @obj being the
- * probed file; @version (312) overrides the one the layout suggests. Returns 1 when DWARF
+ * attrib_dwarf - layout and fetchargs from the DWARF of @syms->dwarf_from (read from
+ * @syms->dwarf_elf, or @obj when that is NULL), @obj being the probed file; @version (312) overrides the one the layout suggests. Returns 1 when DWARF
  * served (@a filled), 0 when there is none to use (a reason may be in @err), -1 on ENOMEM.
  */
 int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj,

@@ -63,6 +63,20 @@ static bool is_debug_build(Elf *elf)
 int gil_attrib_read(const struct gil_symbols *syms, const char *object, const char *version,
 		    struct gil_attrib **out, char *err, size_t errlen)
 {
+	struct gil_elf obj;
+	int ret;
+
+	if (gil_elf_open(&obj, object, NULL, 0) < 0)
+		return gil_attrib_read_elf(syms, NULL, object, version, out, err, errlen);
+	ret = gil_attrib_read_elf(syms, &obj, object, version, out, err, errlen);
+	gil_elf_close(&obj);
+	return ret;
+}
+
+int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *objp,
+			const char *object, const char *version, struct gil_attrib **out, char *err,
+			size_t errlen)
+{
 	struct gil_elf obj = { .fd = -1 };
 	const struct gil_layout *t;
 	struct gil_attrib *a;
@@ -82,10 +96,11 @@ int gil_attrib_read(const struct gil_symbols *syms, const char *object, const ch
 		a->why = "not a CPython with a GIL";
 		goto done;
 	}
-	if (gil_elf_open(&obj, object, NULL, 0) < 0) {
+	if (!objp) {
 		a->why = "cannot open the interpreter's file";
 		goto done;
 	}
+	obj = *objp; /* borrowed: the caller closes it */
 	/*
 	 * Fetchargs name x86-64 registers, and DWARF register numbers are mapped as on x86-64.
 	 * Elsewhere some names would still be accepted (%sp on arm64) and read the wrong place.
@@ -122,14 +137,12 @@ done:
 		a->nr_attributed += a->sites[i].fetchargs != NULL;
 	if (!a->nr_attributed && !a->why)
 		a->why = a->nr_entries ? "no site where the thread state can be read" : "no entry site";
-	gil_elf_close(&obj);
 	*out = a;
 	return 0;
 oom:
 	errno = ENOMEM;
 	gil_err(err, errlen, "out of memory");
 fail:
-	gil_elf_close(&obj);
 	gil_attrib_free(a);
 	return -1;
 }

@@ -92,6 +92,15 @@ struct gil_attrib {
 int gil_attrib_read(const struct gil_symbols *syms, const char *object, const char *version,
 		    struct gil_attrib **out, char *err, size_t errlen);
 
+/**
+ * gil_attrib_read_elf - gil_attrib_read() of the object open in @obj (borrowed; NULL: it
+ * could not be opened), which @object names in the results. DWARF is read from the
+ * descriptor gil_symbols_read() kept (syms->dwarf_elf) or from @obj, never from a path.
+ */
+int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *obj,
+			const char *object, const char *version, struct gil_attrib **out, char *err,
+			size_t errlen);
+
 /** gil_attrib_free - release what gil_attrib_read() returned; NULL is fine. */
 void gil_attrib_free(struct gil_attrib *a);
 

@@ -618,7 +618,8 @@ static bool site_scope(Dwarf *dbg, const struct gil_site *s, uint64_t start, Dwa
 int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj,
 		 int version, char *err, size_t errlen)
 {
-	struct gil_elf f;
+	/* the debug file symbols.c kept open, or the object itself: never a path again */
+	const struct gil_elf *f = syms->dwarf_elf ? syms->dwarf_elf : obj;
 	struct dw d = { 0 };
 	const struct gil_site *s;
 	struct loc ts, req;
@@ -628,9 +629,9 @@ int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gi
 	size_t i;
 	int ret = -1;
 
-	if (!syms->dwarf_from || gil_elf_open(&f, syms->dwarf_from, NULL, 0) < 0)
+	if (!syms->dwarf_from || !f->elf)
 		return 0;
-	d.dbg = dwarf_begin_elf(f.elf, DWARF_C_READ, NULL);
+	d.dbg = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
 	if (!d.dbg) {
 		ret = 0;
 		goto out;
@@ -684,7 +685,6 @@ out:
 	}
 	if (d.dbg)
 		dwarf_end(d.dbg);
-	gil_elf_close(&f);
 	return ret;
 }
 

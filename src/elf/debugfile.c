@@ -92,9 +92,21 @@ static int try_debug_file(struct scan *sc, const struct lookup *lk, const char *
 		goto out;
 	}
 	from_tables = sc->syms->nr_sites - before;
-	if ((from_tables || sc->capi) && !sc->dwarf_done && gil_sites_scan_dwarf(sc, h.elf, dpath) < 0) {
-		ret = -1;
-		goto out;
+	if ((from_tables || sc->capi) && !sc->dwarf_done) {
+		if (gil_sites_scan_dwarf(sc, h.elf, dpath) < 0) {
+			ret = -1;
+			goto out;
+		}
+		/* dwarf_from names this file: keep it open, attribution reads its DWARF here */
+		if (sc->dwarf_done && !sc->syms->dwarf_elf) {
+			sc->syms->dwarf_elf = malloc(sizeof(*sc->syms->dwarf_elf));
+			if (!sc->syms->dwarf_elf) {
+				ret = -1;
+				goto out;
+			}
+			*sc->syms->dwarf_elf = h;
+			gil_elf_init(&h);
+		}
 	}
 	if (sc->syms->nr_sites == before)
 		goto out;

@@ -117,6 +117,9 @@ void gil_symbols_free(struct gil_symbols *syms)
 	free(syms->path);
 	free(syms->symbols_from);
 	free(syms->dwarf_from);
+	if (syms->dwarf_elf)
+		gil_elf_close(syms->dwarf_elf);
+	free(syms->dwarf_elf);
 	free(syms->reason);
 	free(syms);
 }

@@ -56,6 +56,8 @@ struct gil_symbols {
 	char build_id[2 * 64 + 1]; /* hex; "" when the object has none */
 	char *symbols_from; /* the file whose symbol table gave the sites */
 	char *dwarf_from; /* the file whose DWARF gave the inlined copies; NULL: none read */
+	struct gil_elf *dwarf_elf; /* that file, still open, when it is a debug file (attribution
+				      reads it there); NULL when the DWARF is the object's */
 	struct gil_site *sites; /* function entries first, then inlined entries, then exits */
 	size_t nr_sites;
 	bool has_take; /* at least one take_gil site */

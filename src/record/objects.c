@@ -30,8 +30,8 @@ static int find_object(struct gil_recorder *rec, const struct gil_mapping *m)
 /* What the probes of @o read at each entry: offsets from DWARF, _Py_DebugOffsets or the table. */
 static int load_attrib(struct object *o, char *err, size_t errlen)
 {
-	return gil_attrib_read(o->syms, o->open_path, o->version[0] ? o->version : NULL,
-			       &o->attrib, err, errlen);
+	return gil_attrib_read_elf(o->syms, &o->elf, o->open_path,
+				   o->version[0] ? o->version : NULL, &o->attrib, err, errlen);
 }
 
 /*
