@@ -29,6 +29,7 @@ struct ring {
 struct gil_rings {
 	int nr_cpus;
 	bool no_lost_format; /* kernel before 6.0: no PERF_FORMAT_LOST */
+	bool no_remove_on_exec; /* kernel before 5.13: events follow a task through exec */
 	size_t pages;
 	size_t page_size;
 	struct ring *r;
@@ -110,9 +111,21 @@ int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds,
 	attr.wakeup_watermark = (uint32_t)(rs->pages * rs->page_size / 2);
 	/* The events' own lost count: it also holds losses the ring had no room to report. */
 	attr.read_format = rs->no_lost_format ? 0 : PERF_FORMAT_LOST;
+	/*
+	 * A task that execs leaves its events behind (Linux 5.13+): the probes were proven on the
+	 * file it ran, and its next image is not that file (a setuid program must not inherit
+	 * them). Older kernels keep the events; the probes are still pinned to the inode read.
+	 */
+	attr.remove_on_exec = !rs->no_remove_on_exec;
 
 	for (cpu = 0; cpu < rs->nr_cpus; cpu++) {
 		fd = (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && errno == EINVAL && attr.remove_on_exec) {
+			rs->no_remove_on_exec = true;
+			attr.remove_on_exec = 0;
+			fd = (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1,
+					  PERF_FLAG_FD_CLOEXEC);
+		}
 		if (fd < 0 && errno == EINVAL && attr.read_format) {
 			rs->no_lost_format = true;
 			attr.read_format = 0;
