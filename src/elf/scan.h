@@ -31,6 +31,8 @@ struct scan {
 	bool dwarf_done; /* DWARF was read (from the object or a debug file) */
 	bool stripped; /* the object has no .symtab */
 	struct export save, restore; /* PyEval_SaveThread, PyEval_RestoreThread */
+	uint64_t *seen; /* addresses offered as sites (a hash set, 0 free) */
+	size_t seen_cap, nr_seen;
 	char version[16]; /* "3.11", from the file name or Py_Version; "" if unknown */
 	uint32_t hexversion; /* Py_Version (PY_VERSION_HEX, 3.11+); 0 when not exported */
 };

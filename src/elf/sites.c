@@ -36,16 +36,62 @@ int gil_sites_offset(const struct scan *sc, uint64_t addr, uint64_t size, uint64
 
 /* Add a copy of @tmpl. The first site at an address wins: .symtab before .dynsym, entries before
  * exits. */
+/*
+ * Remember @addr among the addresses offered as sites: 1 when it is new, 0 when seen before,
+ * -1 on ENOMEM. A hash set: a file may name tens of thousands of clones.
+ */
+static int seen_add(struct scan *sc, uint64_t addr)
+{
+	uint64_t *v, h;
+	size_t cap, i, k;
+
+	if (2 * (sc->nr_seen + 1) > sc->seen_cap) {
+		cap = sc->seen_cap ? 2 * sc->seen_cap : 64;
+		v = calloc(cap, sizeof(*v));
+		if (!v)
+			return -1;
+		for (i = 0; i < sc->seen_cap; i++) {
+			if (!sc->seen[i])
+				continue;
+			for (k = (sc->seen[i] * 0x9e3779b97f4a7c15ull) >> 32 & (cap - 1); v[k];
+			     k = (k + 1) & (cap - 1))
+				;
+			v[k] = sc->seen[i];
+		}
+		free(sc->seen);
+		sc->seen = v;
+		sc->seen_cap = cap;
+	}
+	/* addresses are never 0 here (gil_sites_offset refuses it): 0 marks a free slot */
+	h = addr ? addr : 1;
+	for (k = (h * 0x9e3779b97f4a7c15ull) >> 32 & (sc->seen_cap - 1); sc->seen[k];
+	     k = (k + 1) & (sc->seen_cap - 1))
+		if (sc->seen[k] == h)
+			return 0;
+	sc->seen[k] = h;
+	sc->nr_seen++;
+	return 1;
+}
+
 static int add_site(struct scan *sc, const struct gil_site *tmpl)
 {
 	struct gil_symbols *syms = sc->syms;
 	struct gil_site *sites, *s;
-	size_t i, cap;
+	size_t cap;
+	int r;
 
 	/* The same function shows up in .symtab and .dynsym, or under an alias: probe it once. */
-	for (i = 0; i < syms->nr_sites; i++)
-		if (syms->sites[i].addr == tmpl->addr)
-			return 0;
+	r = seen_add(sc, tmpl->addr);
+	if (r <= 0)
+		return r;
+	/*
+	 * Real builds have a few dozen sites at most; a file that names thousands of clones
+	 * would cost a probe, a perf event per CPU and thread, and setup time for each.
+	 */
+	if (syms->nr_sites >= GIL_MAX_SITES) {
+		syms->nr_over_cap++;
+		return 0;
+	}
 	if (syms->nr_sites == sc->cap) {
 		cap = sc->cap ? 2 * sc->cap : 4;
 		sites = realloc(syms->sites, cap * sizeof(*sites));

@@ -128,7 +128,7 @@ int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char
 			 struct gil_symbols **out, char *err, size_t errlen)
 {
 	struct gil_symbols *syms = NULL;
-	struct scan sc;
+	struct scan sc = { 0 };
 	bool has_symtab, want_dwarf;
 	int ret = -1;
 	GElf_Ehdr eh;
@@ -177,12 +177,19 @@ int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char
 settle:
 	if (settle(&sc, path, root))
 		goto out;
+	if (syms->nr_over_cap && !syms->reason) {
+		syms->reason = gil_strfmt("%s names %zu more take_gil/drop_gil sites than the %d probed (a file's cap): the GIL changes through them are not recorded",
+				      gil_shown_path(path, root), syms->nr_over_cap, GIL_MAX_SITES);
+		if (!syms->reason)
+			goto out;
+	}
 	if (!syms->symbols_from && !(syms->symbols_from = strdup(path)))
 		goto out;
 	*out = syms;
 	syms = NULL;
 	ret = 0;
 out:
+	free(sc.seen);
 	/* Every failure here is a failed allocation. */
 	if (ret) {
 		gil_err(err, errlen, "%s: out of memory", path);

@@ -69,7 +69,10 @@ struct gil_symbols {
 			 what would fix it (e.g. "apt-get install python3.11-dbg"); else NULL */
 	size_t nr_inlined; /* inlined copies probed through DWARF */
 	size_t nr_unproven; /* inlined copies found but not probed: no provable entry */
+	size_t nr_over_cap; /* sites past GIL_MAX_SITES: not probed (reason says so) */
 };
+
+#define GIL_MAX_SITES 64 /* probe sites per file: 12 in an LTO build with every inlined copy */
 
 /**
  * gil_symbol_match - does @name name an entry point of a GIL function?
