@@ -97,7 +97,7 @@ static struct json_object *attribution_json(const struct gil_recorder *rec, cons
 		json_object_object_add(a, "offsets_from", json_object_new_string(
 								  gil_attrib_source_name(at->source)));
 		json_object_object_add(a, "offsets_file",
-				       at->from ? json_object_new_string(at->from) : NULL);
+				       at->from ? jstr_utf8(at->from) : NULL);
 		json_object_object_add(a, "qualname", json_object_new_boolean(at->layout.qualname));
 		json_object_object_add(a, "release_reason",
 				       json_object_new_boolean(at->layout.req != GIL_REQ_NONE));
@@ -139,17 +139,20 @@ int rec_write_header(struct gil_recorder *rec, struct target *t)
 	json_object_object_add(h, "clock", json_object_new_string(GIL_CLOCK_NAME));
 	json_object_object_add(h, "start_ns", json_object_new_uint64(t->start_ns));
 	json_object_object_add(h, "clock_offsets", offsets_json(&rec->off_start));
-	json_object_object_add(h, "object", json_object_new_string(o->path));
+	/* paths are bytes a user chose: the file is JSON, so UTF-8 */
+	json_object_object_add(h, "object", jstr_utf8(o->path));
 	json_object_object_add(h, "build_id", json_object_new_string(o->syms->build_id));
 	json_object_object_add(h, "symbols_from",
-			       json_object_new_string(o->syms->symbols_from ? o->syms->symbols_from
-									    : o->path));
+			       jstr_utf8(o->syms->symbols_from ? o->syms->symbols_from : o->path));
+	if (o->syms->nr_over_cap)
+		json_object_object_add(h, "sites_over_cap",
+				       json_object_new_uint64(o->syms->nr_over_cap));
 	for (i = 0; i < o->syms->nr_sites; i++) {
 		s = &o->syms->sites[i];
 		pr = json_object_new_object();
 		json_object_object_add(pr, "function", json_object_new_string(
 							       s->fn == GIL_FN_TAKE ? "take_gil" : "drop_gil"));
-		json_object_object_add(pr, "symbol", json_object_new_string(s->symbol));
+		json_object_object_add(pr, "symbol", jstr_utf8(s->symbol));
 		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)s->addr);
 		json_object_object_add(pr, "address", json_object_new_string(hex));
 		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)s->offset);
