@@ -190,6 +190,18 @@ size_t gil_recorder_nr_targets(const struct gil_recorder *rec);
 const char *gil_recorder_warning(const struct gil_recorder *rec, size_t i);
 
 /**
+ * gil_recorder_nr_skipped - processes that were to be recorded but could not be (a --pid of
+ * several, a process of all-process mode): each has one line in gil_recorder_skipped().
+ */
+size_t gil_recorder_nr_skipped(const struct gil_recorder *rec);
+
+/**
+ * gil_recorder_skipped - line @i (0 .. gil_recorder_nr_skipped() - 1): "process N: why; not
+ * recorded". Valid until gil_recorder_free().
+ */
+const char *gil_recorder_skipped(const struct gil_recorder *rec, size_t i);
+
+/**
  * gil_cleanup_stale - remove probe groups left by recorders that no longer run (killed with
  * SIGKILL), and only those. Returns the number of groups removed, or -1.
  */

@@ -228,6 +228,13 @@ static void summary(struct gil_recorder *rec, int verbosity)
 /* Print the warnings of the targets from *@warned on (once each); @tty: clear the status line. */
 static void warn_new_targets(struct gil_recorder *rec, size_t *warned, bool tty)
 {
+	static size_t skipped;
+
+	for (; skipped < gil_recorder_nr_skipped(rec); skipped++) {
+		if (tty)
+			fprintf(stderr, "\r\033[K");
+		fprintf(stderr, PROG ": warning: %s\n", gil_recorder_skipped(rec, skipped));
+	}
 	for (; *warned < gil_recorder_nr_targets(rec); (*warned)++) {
 		if (!gil_recorder_warning(rec, *warned))
 			continue;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * LD_PRELOAD fault injection for gil-record's setup steps. GIL_FAULT=STEP:N makes the Nth call
- * of STEP fail (STEP:N+ the Nth and every later one): perf_event_open, ring_mmap (a shared mapping of an fd), set_output (the
+ * of STEP fail (STEP:N+ the Nth and every later one, STEP:N-M the Nth to the Mth): perf_event_open, ring_mmap (a shared mapping of an fd), set_output (the
  * PERF_EVENT_IOC_SET_OUTPUT ioctl), enable (PERF_EVENT_IOC_ENABLE), probe_write (a uprobe
  * definition written to uprobe_events), fetch_write (one with attribution's fetchargs, as a
  * kernel that refuses them would), output_create (creating a .json file), and vanish: the
@@ -37,6 +37,8 @@ static int hit(const char *step)
 		return 0;
 	nth = colon ? atoi(colon + 1) : 1;
 	++count;
+	if (colon && strchr(colon, '-'))
+		return count >= nth && count <= atoi(strchr(colon, '-') + 1);
 	return colon && strchr(colon, '+') ? count >= nth : count == nth;
 }
 

@@ -142,6 +142,10 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 	size_t i;
 	int idx, ret;
 
+	if (o->broken) {
+		rec_set_err(rec, "%s", o->broken);
+		return -1;
+	}
 	if (o->first_probe >= 0)
 		return 0;
 	if (!rec->probes) {
@@ -160,8 +164,12 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 			fetchargs = !ret && o->attrib ? o->attrib->sites[i].fetchargs : NULL;
 			idx = gil_probes_add(rec->probes, o->probe_path, o->path, s->offset, s->fn,
 					     ret, fetchargs, rec->err, sizeof(rec->err));
-			if (idx < 0)
+			if (idx < 0) {
+				/* the probes made so far go with the group; none is used */
+				o->broken = strdup(rec->err);
+				o->nr_probes = 0;
 				return -1;
+			}
 			o->nr_fetching += rec->probes->v[idx].fetches;
 			/* An exit site is a plain uprobe that stands for the function's return. */
 			rec->probes->v[idx].role_exit = s->role == GIL_SITE_EXIT;

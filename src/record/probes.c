@@ -137,6 +137,9 @@ int gil_probes_load(struct gil_probes *p, char *err, size_t errlen)
 		return gil_err(err, errlen, "cannot read the formats of events %s: %s", p->group,
 			       strerror(errno));
 	for (i = 0; i < p->nr; i++) {
+		/* one the kernel refused (its object is not recorded): no format, no events */
+		if (!p->v[i].created)
+			continue;
 		ev = tep_find_event_by_name(p->tep, p->group, p->v[i].name);
 		if (!ev)
 			return gil_err(err, errlen, "event %s/%s missing after creation", p->group,

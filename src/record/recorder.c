@@ -166,8 +166,14 @@ int gil_recorder_setup(struct gil_recorder *rec)
 			if (rec_target_of(rec, rec->pids[i]))
 				continue;
 			ret = rec_add_target(rec, rec->pids[i], false);
-			if (ret < 0)
+			/* one --pid that cannot be recorded is skipped, the others are recorded */
+			if (ret < 0 && (rec->opts.nr_pids == 1 || rec_skip_target(rec, rec->pids[i])))
 				goto fail;
+		}
+		if (!rec->nr_targets) {
+			/* none could be: say why for the first */
+			rec_set_err(rec, "%s", rec->skipped[0]);
+			goto fail;
 		}
 	}
 	return 0;
@@ -448,6 +454,7 @@ void gil_recorder_free(struct gil_recorder *rec)
 		gil_attrib_free(rec->objects[i].attrib);
 		free(rec->objects[i].path);
 		free(rec->objects[i].open_path);
+		free(rec->objects[i].broken);
 		gil_elf_close(&rec->objects[i].elf);
 	}
 	gil_probes_free(rec->probes);
@@ -462,6 +469,9 @@ void gil_recorder_free(struct gil_recorder *rec)
 	free(rec->synth);
 	free(rec->ring_hup);
 	free(rec->stats);
+	for (i = 0; i < rec->nr_skipped; i++)
+		free(rec->skipped[i]);
+	free(rec->skipped);
 	free(rec->pids);
 	free(rec->outdir);
 	free(rec);
@@ -502,6 +512,16 @@ size_t gil_recorder_nr_targets(const struct gil_recorder *rec)
 const char *gil_recorder_warning(const struct gil_recorder *rec, size_t i)
 {
 	return i < rec->nr_targets && rec->targets[i] ? rec->targets[i]->warning : NULL;
+}
+
+size_t gil_recorder_nr_skipped(const struct gil_recorder *rec)
+{
+	return rec ? rec->nr_skipped : 0;
+}
+
+const char *gil_recorder_skipped(const struct gil_recorder *rec, size_t i)
+{
+	return rec && i < rec->nr_skipped ? rec->skipped[i] : NULL;
 }
 
 int gil_recorder_name_thread(struct gil_recorder *rec, pid_t pid, pid_t tid, const char *name)

@@ -43,6 +43,7 @@ struct object {
 	char probe_path[32]; /* /proc/self/fd/N of elf.fd: the uprobes' file, pinned to it */
 	struct gil_symbols *syms; /* NULL: the file defines no GIL function */
 	char *reason; /* symbols.c's one line: why no sites, or why they are approximate */
+	char *broken; /* creating its probes failed (the kernel's reason): no target uses it */
 	char version[32]; /* the interpreter's, as symbols.c read it; "" unknown */
 	struct gil_attrib *attrib; /* what the probes read; NULL when attribution is off */
 	int first_probe, nr_probes;
@@ -122,6 +123,8 @@ struct gil_recorder {
 	bool launching; /* a command was launched and is followed */
 	struct gil_fntab *fntab; /* functions named by the probes' fetchargs, over all targets */
 	struct gil_launch launch;
+	char **skipped; /* "process N: why": targets that could not be recorded */
+	size_t nr_skipped;
 	char err[1024];
 };
 
@@ -179,6 +182,13 @@ void rec_remember_name(struct target *t, int32_t tid, const char *comm);
 int rec_scan_all(struct gil_recorder *rec, bool live);
 
 int rec_start_target(struct gil_recorder *rec, struct target *t);
+
+/*
+ * @pid could not be recorded (rec->err says why): undo what was made of it, and keep the line
+ * for gil_recorder_skipped(). Returns 0, or -1 when the failure was running out of memory,
+ * which ends the recording.
+ */
+int rec_skip_target(struct gil_recorder *rec, pid_t pid);
 
 struct target *rec_target_of(struct gil_recorder *rec, pid_t pid);
 

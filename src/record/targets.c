@@ -225,7 +225,8 @@ static struct target *new_target(struct gil_recorder *rec, pid_t pid, int obj,
 	t->pid = pid;
 	t->obj = obj;
 	t->rank = gil_proc_rank(pid, &t->rank_source);
-	if (rec->objects[obj].syms->approximate && rec->objects[obj].syms->reason) {
+	if ((rec->objects[obj].syms->approximate || rec->objects[obj].syms->nr_over_cap) &&
+	    rec->objects[obj].syms->reason) {
 		size_t len = strlen(rec->objects[obj].syms->reason) + 32;
 
 		t->warning = malloc(len);
@@ -338,6 +339,31 @@ static void forget_target(struct gil_recorder *rec, pid_t pid)
 	rec->last_target = 0;
 }
 
+int rec_skip_target(struct gil_recorder *rec, pid_t pid)
+{
+	char **v, *line;
+
+	if (strstr(rec->err, "out of memory"))
+		return -1;
+	forget_target(rec, pid);
+	/* the message names the process once: add_target's own do, the stages' do not */
+	if (!strncmp(rec->err, "process ", 8) || !strncmp(rec->err, "no such process", 15))
+		line = gil_strfmt("%s; not recorded", rec->err);
+	else
+		line = gil_strfmt("process %d: %s; not recorded", (int)pid,
+				  rec->err[0] ? rec->err : "setup failed");
+	v = line ? realloc(rec->skipped, (rec->nr_skipped + 1) * sizeof(*v)) : NULL;
+	if (!v) {
+		free(line);
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	rec->skipped = v;
+	rec->skipped[rec->nr_skipped++] = line;
+	rec->err[0] = '\0';
+	return 0;
+}
+
 /* All-process mode: every CPython process on the host but ourselves. */
 int rec_scan_all(struct gil_recorder *rec, bool live)
 {
@@ -362,7 +388,8 @@ int rec_scan_all(struct gil_recorder *rec, bool live)
 			forget_target(rec, pids[i]);
 			ret = -2;
 		}
-		if (ret == -1) {
+		/* one process that cannot be recorded does not stop the others' recording */
+		if (ret == -1 && rec_skip_target(rec, pids[i]) < 0) {
 			free(pids);
 			return -1;
 		}

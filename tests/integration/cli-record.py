@@ -91,13 +91,26 @@ if os.path.exists(py2):
     libpy2 = os.path.join(pyenv_root(), "versions", "2.7.18", "lib", "libpython2.7.so.1.0")
     refused(["--pid", str(w2.pid)],
             "process %d: %s is Python 2: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later)" % (w2.pid, libpy2))
-    # One bad pid in a list fails the whole start: nothing half-recorded.
+    # One pid of a list that cannot be recorded is skipped with one line; the others are
+    # recorded (a hostile or unusual process must not stop everyone's recording).
     label, exe, ver = pythons(include_system=False)[-1]
     w3 = Workload(exe, "ctypes_calls.py", 1)
-    refused(["--pid", "%d,%d" % (w3.pid, w2.pid)],
-            "process %d: %s is Python 2: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later)" % (w2.pid, libpy2))
+    listdir = tempfile.mkdtemp(prefix="gilcli-list-")
+    rc, out, err = run(["--output-dir", listdir, "--duration", "1", "--pid",
+                        "%d,%d" % (w3.pid, w2.pid)])
+    skipped = ("gil-record: warning: process %d: %s is Python 2: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later); not recorded\n" % (w2.pid, libpy2))
+    if rc != 0 or skipped not in err:
+        failures.append("--pid good,py2: rc %d, stderr %r (want the line %r)" % (rc, err, skipped))
+    got = sorted(os.listdir(listdir))
+    if got != ["GIL_%d_rank_0.json" % w3.pid]:
+        failures.append("--pid good,py2: files %s, want the good one's only" % got)
+    # All of a list refused: the first one's reason, and nothing written.
+    w4 = Workload(py2, "ctypes_calls.py", 1)
+    refused(["--pid", "%d,%d" % (w2.pid, w4.pid)],
+            "process %d: %s is Python 2: it has no take_gil/drop_gil to probe (giltrace needs CPython 3.6 or later); not recorded" % (w2.pid, libpy2))
     w2.kill()
     w3.kill()
+    w4.kill()
 
 # Not root: the message says what to do.
 refused(["--pid", str(sleeper.pid)], "recording needs root (uprobes and perf events): run it with sudo",
