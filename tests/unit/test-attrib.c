@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "attrib.h"
+#include "attrib/attrib.h"
 
 #define LAYOUT_FIELDS(X)                                                                           \
 	X(frame) X(ts_frame) X(cframe_current) X(frame_code) X(code_name) X(qualname)               \

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "pairing.h"
+#include "record/pairing.h"
 
 #define MAXIV 64
 #define T0 1000 /* recording start */

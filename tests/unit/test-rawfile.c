@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "giltrace.h"
-#include "rawfile.h"
-#include "util.h"
+#include "format/rawfile.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/test-rawfile.XXXXXX";
 static int dirfd_;

@@ -32,9 +32,9 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "dwarfsites.h"
-#include "symbols.h"
-#include "x86insn.h"
+#include "elf/dwarfsites.h"
+#include "elf/symbols.h"
+#include "elf/x86insn.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
