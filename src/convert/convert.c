@@ -524,10 +524,10 @@ static int run(struct conv *c)
 		    (c->hi < lo * 1 || c->lo > hi)) {
 			char a[32], b[32], x[32], y[32];
 
-			conv_fmt_us(a, c->lo);
-			conv_fmt_us(b, c->hi);
-			conv_fmt_us(x, lo);
-			conv_fmt_us(y, hi);
+			gil_fmt_us(a, c->lo);
+			gil_fmt_us(b, c->hi);
+			gil_fmt_us(x, lo);
+			gil_fmt_us(y, hi);
 			conv_warn(opt, "the GIL rows (%s..%s us) do not overlap the profiler's trace "
 				  "(%s..%s us): were both recorded at the same time, on this host?",
 				  a, b, x, y);

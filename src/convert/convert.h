@@ -129,9 +129,6 @@ extern const struct conv_backend_ops conv_null_ops; /* statistics only: writes n
  */
 int conv_run(const struct conv_options *opt, char *err, size_t errlen);
 
-/* Format @ns as microseconds with three decimals ("-12.345"); returns the length (< 32). */
-size_t conv_fmt_us(char *buf, int64_t ns);
-
 void conv_warn(const struct conv_options *opt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -1112,7 +1112,7 @@ struct json_object *stats_json(const struct stats *s)
 		json_object_object_add(h, "trace_pid", json_object_new_int64(p->pid));
 		json_object_object_add(h, "tid", json_object_new_int(lh[i].tid));
 		json_object_object_add(h, "thread", tn ? json_object_new_string(tn) : NULL);
-		conv_fmt_us(us, lh[i].ts);
+		gil_fmt_us(us, lh[i].ts);
 		json_object_object_add(h, "ts_us", json_object_new_string(us));
 		json_object_object_add(h, "offset_ns", json_object_new_int64(stats_span(p->lo, lh[i].ts)));
 		json_object_object_add(h, "dur_ns", json_object_new_int64(lh[i].dur));

@@ -380,7 +380,7 @@ static void longest_text(FILE *f, const struct stats *s)
 		tn = stats_thread_name(s, lh[i].proc, lh[i].tid);
 		fn = lh[i].fn ? &s->fns[lh[i].fn - 1] : NULL;
 		r = stats_reason_name(lh[i].reason);
-		conv_fmt_us(us, lh[i].ts);
+		gil_fmt_us(us, lh[i].ts);
 		fprintf(f, "  %10s %20s %10s %8lld %8d %-16.16s %-9s %s  %s\n",
 			dur(b1, sizeof(b1), (uint64_t)lh[i].dur), us,
 			dur(b2, sizeof(b2), (uint64_t)stats_span(p->lo, lh[i].ts)), (long long)p->os_pid,

@@ -10,6 +10,7 @@
 
 #include "giltrace.h"
 #include "systrace.h"
+#include "common/util.h"
 
 struct st_thread {
 	int32_t tid;
@@ -71,11 +72,6 @@ static struct st_thread *thread_get(struct systrace *st, int32_t tid)
 
 bool systrace_us_ns(struct json_object *v, int64_t *ns)
 {
-	const char *s;
-	int64_t ip = 0, fr = 0;
-	int digits = 0;
-	bool any = false, neg = false;
-
 	if (!v)
 		return false;
 	if (json_object_is_type(v, json_type_int)) {
@@ -89,29 +85,8 @@ bool systrace_us_ns(struct json_object *v, int64_t *ns)
 	if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_string))
 		return false;
 	/* a double keeps the text it was parsed from: read the digits, not the double */
-	s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) :
-						       json_object_to_json_string(v);
-	if (*s == '-') {
-		neg = true;
-		s++;
-	}
-	for (; *s >= '0' && *s <= '9'; s++, any = true) {
-		if (ip > INT64_MAX / 10000)
-			return false;
-		ip = ip * 10 + (*s - '0');
-	}
-	if (*s == '.')
-		for (s++; *s >= '0' && *s <= '9'; s++, any = true)
-			if (digits < 3) {
-				fr = fr * 10 + (*s - '0');
-				digits++;
-			}
-	if (!any || *s)
-		return false;
-	while (digits++ < 3)
-		fr *= 10;
-	*ns = (ip * 1000 + fr) * (neg ? -1 : 1);
-	return true;
+	return gil_us_text_ns(json_object_is_type(v, json_type_string) ?
+			      json_object_get_string(v) : json_object_to_json_string(v), ns);
 }
 
 static bool parse_id(struct json_object *v, int64_t *out)

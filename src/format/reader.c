@@ -22,6 +22,7 @@
 
 #include "giltrace.h"
 #include "rawfile.h"
+#include "common/jscan.h"
 #include "common/util.h"
 
 #define GIL_KIND_MAX GIL_KIND_DROP
@@ -48,11 +49,8 @@ struct gil_reader {
 	char *path;
 	enum gil_input_format fmt;
 	enum rd_state state;
-	char *buf;
-	size_t pos, len;
-	uint64_t base; /* file offset of buf[0] */
+	struct gil_jscan sc;
 	size_t vend; /* where the last value parsed by the tokener ended in buf */
-	bool eof;
 	bool first; /* no element read yet */
 	bool truncated;
 	uint64_t records;
@@ -64,54 +62,6 @@ struct gil_reader {
 	bool footer_done;
 	char err[512];
 };
-
-/* Move the unread bytes to the front and read more. Returns bytes read, 0 at EOF, -1 error. */
-static ssize_t refill(struct gil_reader *r)
-{
-	ssize_t n;
-
-	if (r->eof)
-		return 0;
-	if (r->pos) {
-		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-		r->base += r->pos;
-		r->len -= r->pos;
-		r->pos = 0;
-	}
-	if (r->len == RBUF_SIZE)
-		return 1; /* full: the caller consumes before asking again */
-	do
-		n = read(r->fd, r->buf + r->len, RBUF_SIZE - r->len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		gil_err(r->err, sizeof(r->err), "%s: read error: %s", r->path, strerror(errno));
-		return -1;
-	}
-	if (n == 0)
-		r->eof = true;
-	r->len += (size_t)n;
-	return n;
-}
-
-/* The next non-blank byte (not consumed): 1 with *@c set, 0 at EOF, -1 on error. */
-static int peek(struct gil_reader *r, char *c)
-{
-	for (;;) {
-		while (r->pos < r->len) {
-			char ch = r->buf[r->pos];
-
-			if (ch != ' ' && ch != '\n' && ch != '\t' && ch != '\r') {
-				*c = ch;
-				return 1;
-			}
-			r->pos++;
-		}
-		ssize_t n = refill(r);
-
-		if (n <= 0)
-			return (int)n;
-	}
-}
 
 static int fail(struct gil_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -144,42 +94,42 @@ static int parse_value(struct gil_reader *r, struct json_object **out)
 	*out = NULL;
 	json_tokener_reset(r->tok);
 	for (;;) {
-		if (r->pos == r->len) {
-			ssize_t n = refill(r);
+		if (r->sc.pos == r->sc.len) {
+			ssize_t n = gil_jscan_fill(&r->sc);
 
 			if (n < 0)
 				return -1;
 			if (n == 0)
 				return 0;
 		}
-		avail = r->len - r->pos;
+		avail = r->sc.len - r->sc.pos;
 		if (avail > INT_MAX)
 			avail = INT_MAX;
-		obj = json_tokener_parse_ex(r->tok, r->buf + r->pos, (int)avail);
+		obj = json_tokener_parse_ex(r->tok, r->sc.buf + r->sc.pos, (int)avail);
 		end = json_tokener_get_parse_end(r->tok);
 		jerr = json_tokener_get_error(r->tok);
 		if (obj || jerr == json_tokener_success) {
-			r->pos += end;
+			r->sc.pos += end;
 			/* the tokener eats blanks after a value: the value ends before them */
-			r->vend = r->pos;
-			while (r->vend > 0 && (r->buf[r->vend - 1] == ' ' ||
-					       r->buf[r->vend - 1] == '\n' ||
-					       r->buf[r->vend - 1] == '\t' ||
-					       r->buf[r->vend - 1] == '\r'))
+			r->vend = r->sc.pos;
+			while (r->vend > 0 && (r->sc.buf[r->vend - 1] == ' ' ||
+					       r->sc.buf[r->vend - 1] == '\n' ||
+					       r->sc.buf[r->vend - 1] == '\t' ||
+					       r->sc.buf[r->vend - 1] == '\r'))
 				r->vend--;
 			*out = obj;
 			return 1;
 		}
-		if (jerr == json_tokener_error_parse_eof && r->pos + end < r->len &&
-		    r->buf[r->pos + end] == '\0')
+		if (jerr == json_tokener_error_parse_eof && r->sc.pos + end < r->sc.len &&
+		    r->sc.buf[r->sc.pos + end] == '\0')
 			return 0; /* a zero-filled tail: the file was cut by a crash */
 		if (jerr != json_tokener_continue) {
 			snprintf(msg, sizeof(msg), "invalid JSON at byte %llu: %s",
-				 (unsigned long long)(r->base + r->pos + end),
+				 (unsigned long long)(r->sc.base + r->sc.pos + end),
 				 json_tokener_error_desc(jerr));
 			return fail(r, "%s", msg);
 		}
-		r->pos += end;
+		r->sc.pos += end;
 		used += end;
 		if (used > RECORD_MAX)
 			return fail(r, "%s", "a record larger than 64 MiB: not a recording");
@@ -218,10 +168,10 @@ static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 	bool neg = false, minus;
 	int nattr = 0;
 
-	if (r->len - r->pos < FAST_LOOKAHEAD && !r->eof && refill(r) < 0)
+	if (r->sc.len - r->sc.pos < FAST_LOOKAHEAD && !r->sc.eof && gil_jscan_fill(&r->sc) < 0)
 		return false;
-	p = r->buf + r->pos + 1;
-	e = r->buf + r->len;
+	p = r->sc.buf + r->sc.pos + 1;
+	e = r->sc.buf + r->sc.len;
 	if (p < e && *p == '-') {
 		neg = true;
 		p++;
@@ -258,7 +208,7 @@ static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 	iv->flags = (uint32_t)flags;
 	iv->fn = attr[0] <= UINT32_MAX ? (uint32_t)attr[0] : 0;
 	iv->reason = attr[1] <= 2 ? (uint8_t)attr[1] : 0;
-	r->pos = (size_t)(p - r->buf);
+	r->sc.pos = (size_t)(p - r->sc.buf);
 	return true;
 }
 
@@ -388,10 +338,10 @@ static int element_record(struct gil_reader *r, struct json_object *o, struct gi
 	return 1;
 }
 
-/* peek() for the first line and after the records, where a zero byte means a crash cut the file there. */
+/* Peek for the first line and after the records, where a zero byte means a crash cut the file. */
 static int peek_head(struct gil_reader *r, char *c)
 {
-	int ret = peek(r, c);
+	int ret = gil_jscan_peek(&r->sc, c);
 
 	return ret > 0 && *c == '\0' ? 0 : ret;
 }
@@ -408,12 +358,12 @@ static int read_tail(struct gil_reader *r)
 		if (ret <= 0)
 			return ret;
 		if (c == '}') {
-			r->pos++;
+			r->sc.pos++;
 			return 1;
 		}
 		if (c != ',')
 			return fail(r, "%s", "invalid JSON after the records array");
-		r->pos++;
+		r->sc.pos++;
 		ret = parse_value(r, &o); /* the key */
 		if (ret <= 0)
 			return ret;
@@ -422,12 +372,12 @@ static int read_tail(struct gil_reader *r)
 			return fail(r, "%s", "invalid JSON after the records array");
 		}
 		json_object_put(o);
-		ret = peek(r, &c);
+		ret = gil_jscan_peek(&r->sc, &c);
 		if (ret <= 0)
 			return ret;
 		if (c != ':')
 			return fail(r, "%s", "invalid JSON after the records array");
-		r->pos++;
+		r->sc.pos++;
 		ret = parse_value(r, &o);
 		json_object_put(o);
 		if (ret <= 0)
@@ -452,27 +402,27 @@ int gil_reader_next(struct gil_reader *r, struct gil_record *rec)
 	for (;;) {
 		switch (r->state) {
 		case ST_SEP:
-			ret = peek(r, &c);
+			ret = gil_jscan_peek(&r->sc, &c);
 			if (ret <= 0)
 				goto cut_or_error;
-			r->pos++;
+			r->sc.pos++;
 			if (c == ',') {
 				r->state = ST_ELEM;
 			} else if (c == ']') {
 				r->state = r->fmt == GIL_INPUT_GILTRACE ? ST_TAIL : ST_END;
 			} else {
-				r->pos--;
+				r->sc.pos--;
 				if (c == '\0')
 					goto cut;
 				return fail(r, "%s", "invalid JSON: expected ',' or ']' between records");
 			}
 			break;
 		case ST_ELEM:
-			ret = peek(r, &c);
+			ret = gil_jscan_peek(&r->sc, &c);
 			if (ret <= 0)
 				goto cut_or_error;
 			if (c == ']' && r->first) {
-				r->pos++;
+				r->sc.pos++;
 				r->state = r->fmt == GIL_INPUT_GILTRACE ? ST_TAIL : ST_END;
 				break;
 			}
@@ -481,7 +431,7 @@ int gil_reader_next(struct gil_reader *r, struct gil_record *rec)
 			if (c == '[' && r->fmt == GIL_INPUT_GILTRACE && fast_interval(r, &rec->iv)) {
 				rec->type = GIL_REC_INTERVAL;
 				r->records++;
-				r->offset = r->base + r->pos;
+				r->offset = r->sc.base + r->sc.pos;
 				r->first = false;
 				r->state = ST_SEP;
 				return 1;
@@ -490,7 +440,7 @@ int gil_reader_next(struct gil_reader *r, struct gil_record *rec)
 			if (ret <= 0)
 				goto cut_or_error;
 			r->records++;
-			r->offset = r->base + r->vend;
+			r->offset = r->sc.base + r->vend;
 			r->first = false;
 			r->state = ST_SEP;
 			if (!o) {
@@ -505,7 +455,7 @@ int gil_reader_next(struct gil_reader *r, struct gil_record *rec)
 			r->state = ST_END;
 			break;
 		case ST_END:
-			ret = peek(r, &c);
+			ret = gil_jscan_peek(&r->sc, &c);
 			if (ret < 0)
 				return -1;
 			if (ret == 0 || c == '\0') {
@@ -564,7 +514,7 @@ static int open_giltrace(struct gil_reader *r)
 	char c, msg[160];
 	int ret;
 
-	r->pos++; /* '{' */
+	r->sc.pos++; /* '{' */
 	r->fmt = GIL_INPUT_GILTRACE;
 	for (;;) {
 		ret = peek_head(r, &c);
@@ -585,7 +535,7 @@ static int open_giltrace(struct gil_reader *r)
 		why = "not JSON: expected ':' in the top-level object";
 		if (c != ':')
 			goto bad;
-		r->pos++;
+		r->sc.pos++;
 		k = json_object_get_string(key);
 		why = "a Chrome trace, not a recording (already converted?)";
 		if (!strcmp(k, "traceEvents"))
@@ -620,7 +570,7 @@ static int open_giltrace(struct gil_reader *r)
 		why = "not JSON: expected ',' in the top-level object";
 		if (c != ',')
 			goto bad;
-		r->pos++;
+		r->sc.pos++;
 	}
 	why = "unknown format: a JSON object without \"format\":\"giltrace\"";
 	if (!format)
@@ -643,7 +593,7 @@ static int open_giltrace(struct gil_reader *r)
 	why = "not a recording: \"records\" is not an array";
 	if (c != '[')
 		goto bad;
-	r->pos++;
+	r->sc.pos++;
 	r->state = ST_ELEM;
 	return 0;
 ended:
@@ -688,10 +638,10 @@ static int open_systrace(struct gil_reader *r)
 	char c;
 	int ret;
 
-	r->pos++; /* '[' */
+	r->sc.pos++; /* '[' */
 	r->fmt = GIL_INPUT_SYSTRACE;
 	r->state = ST_ELEM;
-	ret = peek(r, &c);
+	ret = gil_jscan_peek(&r->sc, &c);
 	if (ret < 0)
 		return -1;
 	if (ret == 0 || c == '\0' || c == ']')
@@ -712,7 +662,7 @@ static int open_systrace(struct gil_reader *r)
 	}
 	r->pending = o;
 	r->records++;
-	r->offset = r->base + r->vend;
+	r->offset = r->sc.base + r->vend;
 	r->first = false;
 	r->state = ST_SEP;
 	return 0;
@@ -733,13 +683,14 @@ struct gil_reader *gil_reader_open(const char *path, char *err, size_t errlen)
 	r->fd = -1;
 	r->first = true;
 	r->path = strdup(path);
-	r->buf = malloc(RBUF_SIZE);
 	r->tok = json_tokener_new_ex(64);
-	if (!r->path || !r->buf || !r->tok) {
+	if (!r->path || !r->tok ||
+	    gil_jscan_init(&r->sc, -1, r->path, RBUF_SIZE, r->err, sizeof(r->err)) < 0) {
 		gil_err(r->err, sizeof(r->err), "%s: out of memory", path);
 		goto out;
 	}
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	r->sc.fd = r->fd;
 	if (r->fd < 0) {
 		gil_err(r->err, sizeof(r->err), "cannot open %s: %s", path, strerror(errno));
 		goto out;
@@ -748,11 +699,11 @@ struct gil_reader *gil_reader_open(const char *path, char *err, size_t errlen)
 		gil_err(r->err, sizeof(r->err), "%s: is a directory", path);
 		goto out;
 	}
-	if (refill(r) < 0)
+	if (gil_jscan_fill(&r->sc) < 0)
 		goto out;
-	if (r->len >= 3 && !memcmp(r->buf, "\xef\xbb\xbf", 3))
-		r->pos = 3; /* a UTF-8 byte order mark, as some editors write */
-	ret = peek(r, &c);
+	if (r->sc.len >= 3 && !memcmp(r->sc.buf, "\xef\xbb\xbf", 3))
+		r->sc.pos = 3; /* a UTF-8 byte order mark, as some editors write */
+	ret = gil_jscan_peek(&r->sc, &c);
 	if (ret < 0)
 		goto out;
 	if (ret == 0) {
@@ -767,8 +718,8 @@ struct gil_reader *gil_reader_open(const char *path, char *err, size_t errlen)
 		ret = open_giltrace(r);
 	} else if (c == '[') {
 		ret = open_systrace(r);
-	} else if (r->len >= 2 && (unsigned char)r->buf[0] == 0x1f &&
-		   (unsigned char)r->buf[1] == 0x8b) {
+	} else if (r->sc.len >= 2 && (unsigned char)r->sc.buf[0] == 0x1f &&
+		   (unsigned char)r->sc.buf[1] == 0x8b) {
 		ret = fail(r, "%s", "compressed (gzip): decompress it first");
 	} else if (c == '\0') {
 		r->fmt = GIL_INPUT_GILTRACE;
@@ -893,7 +844,7 @@ void gil_reader_close(struct gil_reader *r)
 	json_object_put(r->footer);
 	if (r->tok)
 		json_tokener_free(r->tok);
-	free(r->buf);
+	gil_jscan_fini(&r->sc);
 	free(r->path);
 	free(r);
 }

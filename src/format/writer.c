@@ -63,22 +63,11 @@ struct gil_rawfile *gil_rawfile_create(int dirfd, const char *name, char *err, s
 
 static int write_all(struct gil_rawfile *w, const char *p, size_t n)
 {
-	ssize_t r;
-
 	if (w->err[0])
 		return -1;
-	while (n) {
-		r = write(w->fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			gil_err(w->err, sizeof(w->err), "cannot write %s: %s", w->name,
-				strerror(errno));
-			return -1;
-		}
-		p += r;
-		n -= (size_t)r;
-	}
+	if (gil_write_all(w->fd, p, n) < 0)
+		return gil_err(w->err, sizeof(w->err), "cannot write %s: %s", w->name,
+			       strerror(errno));
 	return 0;
 }
 
