@@ -2,10 +2,11 @@
 /*
  * gil-convert: recordings -> one timeline -> an output backend.
  *
- * The flow: inputs.c finds and sorts the recordings; convert.c reads each one (rawread.c or
- * systrace.c), maps its times (clockmap.c), hands the intervals to the per-process timeline
- * (timeline.c: thread rows, waiter counter, hand-off flows), which emits events to a backend
- * (chrome.c) writing through outfile.c; merge.c wraps a profiler's trace around the output.
+ * The flow: inputs.c finds and sorts the recordings; convert.c reads each one through the
+ * format's reader (format/reader.c, sysTrace files included), maps its times (clockmap.c), hands
+ * the intervals to the per-process timeline (timeline.c: thread rows, waiter counter, hand-off
+ * flows), which emits events to a backend (chrome.c, null.c) writing through outfile.c; merge.c
+ * wraps a profiler's trace around the output.
  */
 #ifndef GIL_CONVERT_H
 #define GIL_CONVERT_H

@@ -16,6 +16,7 @@
 #include "giltrace.h"
 #include "stats.h"
 #include "common/util.h"
+#include "format/keys.h"
 
 #define MAX_HANDOFFS 65536 /* giver/taker pairs kept per process */
 #define MAX_RING (256 * 1024) /* holds kept for matching waits: 6 MiB at most */
@@ -183,44 +184,21 @@ static uint32_t fn_of(const struct stats *s, uint32_t id)
 	return p->fnmap[id];
 }
 
-static const char *jstr_or_null(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-int stats_record(struct stats *s, struct json_object *obj)
+int stats_function_def(struct stats *s, const struct gil_record *rec)
 {
 	struct stats_proc *p = s->cur;
-	struct json_object *fn, *v;
-	const char *name, *file, *why;
-	int64_t id, line = -1;
+	const char *why = rec->fn.why;
+	int64_t id = rec->fn.id;
 	uint32_t g, *m;
 	size_t cap;
 
-	if (!obj || !json_object_is_type(obj, json_type_object) ||
-	    !json_object_object_get_ex(obj, "fn", &fn) || !json_object_is_type(fn, json_type_object))
-		return 0;
-	if (!p || !json_object_object_get_ex(fn, "id", &v) || !json_object_is_type(v, json_type_int))
-		return 1; /* a function record we cannot use: still not unknown */
-	id = json_object_get_int64(v);
-	if (id <= 0 || id > (int64_t)MAX_FNS * 4)
-		return 1;
-	if (json_object_object_get_ex(fn, "line", &v) && json_object_is_type(v, json_type_int))
-		line = json_object_get_int64(v);
-	if (line < -1 || line > INT32_MAX)
-		line = -1;
-	name = jstr_or_null(fn, "name");
-	file = jstr_or_null(fn, "file");
-	why = jstr_or_null(fn, "unreadable");
-	if (!name && !why)
+	if (!p || id <= 0 || id > (int64_t)MAX_FNS * 4)
+		return 0; /* a function record we cannot use */
+	if (!rec->fn.name && !why)
 		why = "unnamed";
-	g = fn_intern(s, name, file, (int)line, why);
+	g = fn_intern(s, rec->fn.name, rec->fn.file, rec->fn.line, why);
 	if (!g)
-		return s->nr_fns >= MAX_FNS ? 1 : -1;
+		return s->nr_fns >= MAX_FNS ? 0 : -1;
 	if ((size_t)id >= p->fnmap_cap) {
 		cap = p->fnmap_cap ? p->fnmap_cap : 256;
 		while (cap <= (size_t)id)
@@ -233,7 +211,7 @@ int stats_record(struct stats *s, struct json_object *obj)
 		p->fnmap_cap = cap;
 	}
 	p->fnmap[id] = g;
-	return 1;
+	return 0;
 }
 
 bool stats_function(const struct stats *s, uint32_t id, const char **name, const char **file,
@@ -306,7 +284,7 @@ int stats_begin(struct stats *s, const struct conv_input *ci, const struct clock
 	    (ci->proc.cmdline && !p->cmdline))
 		return -1;
 	/* the recorded span: header start to footer end, on the output axis */
-	if (ci->header && conv_json_int(ci->header, "start_ns", &raw) && raw >= 0 &&
+	if (ci->header && conv_json_int(ci->header, GIL_KEY_START_NS, &raw) && raw >= 0 &&
 	    raw <= TIME_MAX) {
 		ts = clockmap_map(cm, (uint64_t)raw);
 		dur = 0;
@@ -315,7 +293,7 @@ int stats_begin(struct stats *s, const struct conv_input *ci, const struct clock
 			p->have_lo = true;
 		}
 	}
-	if (ci->footer && conv_json_int(ci->footer, "end_ns", &raw) && raw >= 0 &&
+	if (ci->footer && conv_json_int(ci->footer, GIL_KEY_END_NS, &raw) && raw >= 0 &&
 	    raw <= TIME_MAX) {
 		ts = clockmap_map(cm, (uint64_t)raw);
 		dur = 0;

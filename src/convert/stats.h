@@ -43,10 +43,10 @@ int stats_begin(struct stats *s, const struct conv_input *ci, const struct clock
 int stats_thread(struct stats *s, int32_t tid, const char *name);
 
 /**
- * stats_record - a record the reader did not know (@obj, the whole record). Returns 1 when it
- * was a function definition ({"fn":...}) and was taken, 0 when it is not one, -1 on ENOMEM.
+ * stats_function_def - a function definition (GIL_REC_FUNCTION) of the current input: the
+ * intervals that follow name it by its id. Unusable ones are ignored. Returns 0, -1 on ENOMEM.
  */
-int stats_record(struct stats *s, struct json_object *obj);
+int stats_function_def(struct stats *s, const struct gil_record *rec);
 
 /** stats_interval - interval @iv, at @ts for @dur on the output axis (mapped and clipped). */
 int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, int64_t dur);

@@ -24,8 +24,13 @@
 #include "rawfile.h"
 #include "common/jscan.h"
 #include "common/util.h"
+#include "keys.h"
+#include "systrace.h"
 
 #define GIL_KIND_MAX GIL_KIND_DROP
+
+/* sysTrace: an event object, turned into intervals before gil_reader_next() returns */
+#define REC_EVENT ((enum gil_rec_type)(GIL_REC_UNKNOWN + 1))
 
 #define RBUF_SIZE (1024 * 1024)
 /* An interval line is < 100 bytes: with this much in the buffer the fast path never runs dry. */
@@ -58,6 +63,11 @@ struct gil_reader {
 	struct json_tokener *tok;
 	struct json_object *cur; /* returned by the last gil_reader_next() */
 	struct json_object *pending; /* sysTrace: the first element, parsed by open */
+	struct gil_systrace *st; /* sysTrace: events to intervals */
+	struct gil_interval queue[GIL_SYSTRACE_OUT_MAX]; /* what the last event made */
+	int qpos, qlen;
+	bool has_pid;
+	int64_t pid; /* sysTrace: the first event's */
 	struct json_object *footer; /* gil_reader_footer() */
 	bool footer_done;
 	char err[512];
@@ -265,6 +275,34 @@ static int array_record(struct gil_reader *r, struct json_object *a, struct gil_
 	return 1;
 }
 
+static const char *string_or_null(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* {"fn":{"id":N,"name":...,"file":...,"line":N,"unreadable":...}}: what is not there is 0/NULL. */
+static void function_record(struct json_object *fn, struct gil_record *rec)
+{
+	struct json_object *v;
+	int64_t line = -1;
+
+	rec->type = GIL_REC_FUNCTION;
+	rec->fn.id = 0;
+	if (json_object_object_get_ex(fn, GIL_KEY_FN_ID, &v) && json_object_is_type(v, json_type_int))
+		rec->fn.id = json_object_get_int64(v);
+	if (json_object_object_get_ex(fn, GIL_KEY_FN_LINE, &v) &&
+	    json_object_is_type(v, json_type_int))
+		line = json_object_get_int64(v);
+	rec->fn.line = line < -1 || line > INT32_MAX ? -1 : (int32_t)line;
+	rec->fn.name = string_or_null(fn, GIL_KEY_FN_NAME);
+	rec->fn.file = string_or_null(fn, GIL_KEY_FN_FILE);
+	rec->fn.why = string_or_null(fn, GIL_KEY_FN_UNREADABLE);
+}
+
 static int object_record(struct gil_reader *r, struct json_object *o, struct gil_record *rec)
 {
 	struct json_object *v, *x;
@@ -274,46 +312,51 @@ static int object_record(struct gil_reader *r, struct json_object *o, struct gil
 	rec->type = GIL_REC_UNKNOWN;
 	rec->obj = o;
 	if (r->fmt == GIL_INPUT_SYSTRACE) {
-		rec->type = GIL_REC_EVENT;
+		rec->type = REC_EVENT;
 		return 1;
 	}
-	if (json_object_object_get_ex(o, "header", &v) && json_object_is_type(v, json_type_object)) {
+	if (json_object_object_get_ex(o, GIL_KEY_HEADER, &v) &&
+	    json_object_is_type(v, json_type_object)) {
 		rec->type = GIL_REC_HEADER;
 		rec->obj = v;
-	} else if (json_object_object_get_ex(o, "footer", &v) &&
+	} else if (json_object_object_get_ex(o, GIL_KEY_FOOTER, &v) &&
 		   json_object_is_type(v, json_type_object)) {
 		rec->type = GIL_REC_FOOTER;
 		rec->obj = v;
-	} else if (json_object_object_get_ex(o, "thread", &v)) {
+	} else if (json_object_object_get_ex(o, GIL_KEY_THREAD, &v)) {
 		rec->type = GIL_REC_THREAD;
-		if (!json_object_object_get_ex(v, "tid", &x) || !get_s64(x, &s))
+		if (!json_object_object_get_ex(v, GIL_KEY_REC_TID, &x) || !get_s64(x, &s))
 			goto bad;
 		rec->tid = (int32_t)s;
-		rec->name = json_object_object_get_ex(v, "name", &x) ? json_object_get_string(x) : "";
+		rec->name = json_object_object_get_ex(v, GIL_KEY_REC_NAME, &x) ?
+				    json_object_get_string(x) : "";
 		if (!rec->name)
 			rec->name = "";
 		rec->ts = 0;
-		if (json_object_object_get_ex(v, "ts", &x) && !get_u64(x, &rec->ts))
+		if (json_object_object_get_ex(v, GIL_KEY_REC_TS, &x) && !get_u64(x, &rec->ts))
 			goto bad;
-	} else if (json_object_object_get_ex(o, "lost", &v)) {
+	} else if (json_object_object_get_ex(o, GIL_KEY_LOST, &v)) {
 		rec->type = GIL_REC_LOST;
 		rec->cpu = -1;
 		rec->count = 0;
 		rec->ts = 0;
-		if (json_object_object_get_ex(v, "cpu", &x) && get_s64(x, &s))
+		if (json_object_object_get_ex(v, GIL_KEY_REC_CPU, &x) && get_s64(x, &s))
 			rec->cpu = (int)s;
-		if (!json_object_object_get_ex(v, "count", &x) || !get_u64(x, &rec->count))
+		if (!json_object_object_get_ex(v, GIL_KEY_REC_COUNT, &x) || !get_u64(x, &rec->count))
 			goto bad;
-		if (json_object_object_get_ex(v, "ts", &x) && !get_u64(x, &rec->ts))
+		if (json_object_object_get_ex(v, GIL_KEY_REC_TS, &x) && !get_u64(x, &rec->ts))
 			goto bad;
-	} else if (json_object_object_get_ex(o, "exit", &v)) {
+	} else if (json_object_object_get_ex(o, GIL_KEY_EXIT, &v)) {
 		rec->type = GIL_REC_EXIT;
-		if (!json_object_object_get_ex(v, "tid", &x) || !get_s64(x, &s))
+		if (!json_object_object_get_ex(v, GIL_KEY_REC_TID, &x) || !get_s64(x, &s))
 			goto bad;
 		rec->tid = (int32_t)s;
 		rec->ts = 0;
-		if (json_object_object_get_ex(v, "ts", &x) && !get_u64(x, &rec->ts))
+		if (json_object_object_get_ex(v, GIL_KEY_REC_TS, &x) && !get_u64(x, &rec->ts))
 			goto bad;
+	} else if (json_object_object_get_ex(o, GIL_KEY_FN, &v) &&
+		   json_object_is_type(v, json_type_object)) {
+		function_record(v, rec);
 	}
 	return 1;
 bad:
@@ -385,7 +428,8 @@ static int read_tail(struct gil_reader *r)
 	}
 }
 
-int gil_reader_next(struct gil_reader *r, struct gil_record *rec)
+/* The next element of the records array as a record (a sysTrace event as REC_EVENT). */
+static int next_element(struct gil_reader *r, struct gil_record *rec)
 {
 	struct json_object *o;
 	char c;
@@ -479,6 +523,28 @@ cut:
 	r->truncated = true;
 	r->state = ST_DONE;
 	return 0;
+}
+
+int gil_reader_next(struct gil_reader *r, struct gil_record *rec)
+{
+	int ret, n;
+
+	if (r->fmt != GIL_INPUT_SYSTRACE)
+		return next_element(r, rec);
+	while (r->qpos == r->qlen) {
+		ret = next_element(r, rec);
+		if (ret <= 0 || rec->type != REC_EVENT)
+			return ret;
+		n = gil_systrace_event(r->st, rec->obj, r->queue);
+		if (n < 0)
+			return fail(r, "%s", "out of memory");
+		r->qpos = 0;
+		r->qlen = n;
+	}
+	memset(rec, 0, sizeof(*rec));
+	rec->type = GIL_REC_INTERVAL;
+	rec->iv = r->queue[r->qpos++];
+	return 1;
 }
 
 /*
@@ -613,24 +679,6 @@ bad:
 	return fail(r, "%s", why);
 }
 
-static bool is_gil_event(struct json_object *o)
-{
-	struct json_object *name, *ph;
-	const char *n, *p;
-
-	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "ph", &ph))
-		return false;
-	p = json_object_get_string(ph);
-	if (!p || (strcmp(p, "X") && strcmp(p, "B") && strcmp(p, "E")))
-		return false;
-	if (!strcmp(p, "E") && !json_object_object_get_ex(o, "name", &name))
-		return true; /* old B/E files: E may carry no name */
-	if (!json_object_object_get_ex(o, "name", &name))
-		return false;
-	n = json_object_get_string(name);
-	return n && (!strcmp(n, "take_gil") || !strcmp(n, "drop_gil"));
-}
-
 /* A bare array: the reference tool's file, recognized by its first event. */
 static int open_systrace(struct gil_reader *r)
 {
@@ -640,6 +688,9 @@ static int open_systrace(struct gil_reader *r)
 
 	r->sc.pos++; /* '[' */
 	r->fmt = GIL_INPUT_SYSTRACE;
+	r->st = gil_systrace_alloc();
+	if (!r->st)
+		return fail(r, "%s", "out of memory");
 	r->state = ST_ELEM;
 	ret = gil_jscan_peek(&r->sc, &c);
 	if (ret < 0)
@@ -654,13 +705,14 @@ static int open_systrace(struct gil_reader *r)
 		r->state = ST_DONE;
 		return 0;
 	}
-	if (!is_gil_event(o)) {
+	if (!gil_systrace_recognize(o)) {
 		json_object_put(o);
 		return fail(r, "%s",
 			    "unknown format: a JSON array, but not of take_gil/drop_gil events "
 			    "(a converted trace?)");
 	}
 	r->pending = o;
+	r->has_pid = gil_systrace_pid(o, &r->pid);
 	r->records++;
 	r->offset = r->sc.base + r->vend;
 	r->first = false;
@@ -748,6 +800,22 @@ enum gil_input_format gil_reader_format(const struct gil_reader *r)
 	return r->fmt;
 }
 
+bool gil_reader_systrace_pid(const struct gil_reader *r, int64_t *pid)
+{
+	if (!r->has_pid)
+		return false;
+	*pid = r->pid;
+	return true;
+}
+
+bool gil_reader_systrace_stats(const struct gil_reader *r, struct gil_systrace_stats *st)
+{
+	if (!r->st)
+		return false;
+	gil_systrace_stats(r->st, st);
+	return true;
+}
+
 bool gil_reader_truncated(const struct gil_reader *r)
 {
 	return r->truncated;
@@ -771,7 +839,7 @@ const char *gil_reader_error(const struct gil_reader *r)
 /* Find the last line starting with {"footer": in the last @win bytes and parse it. */
 static struct json_object *footer_in_tail(struct gil_reader *r, off_t size, size_t win)
 {
-	static const char key[] = "\n{\"footer\":";
+	static const char key[] = "\n{\"" GIL_KEY_FOOTER "\":";
 	struct json_object *rec = NULL, *footer = NULL;
 	struct json_tokener *tok;
 	char *tail, *p, *hit = NULL;
@@ -802,7 +870,7 @@ static struct json_object *footer_in_tail(struct gil_reader *r, off_t size, size
 			rec = json_tokener_parse_ex(tok, hit + 1, (int)(tail + got - hit - 1));
 			json_tokener_free(tok);
 		}
-		if (rec && json_object_object_get_ex(rec, "footer", &footer) &&
+		if (rec && json_object_object_get_ex(rec, GIL_KEY_FOOTER, &footer) &&
 		    json_object_is_type(footer, json_type_object))
 			json_object_get(footer);
 		else
@@ -842,6 +910,7 @@ void gil_reader_close(struct gil_reader *r)
 	json_object_put(r->cur);
 	json_object_put(r->pending);
 	json_object_put(r->footer);
+	gil_systrace_free(r->st);
 	if (r->tok)
 		json_tokener_free(r->tok);
 	gil_jscan_fini(&r->sc);
