@@ -86,58 +86,20 @@ static uint64_t hist_q(const struct stats_hist *h, double q)
 
 /* ---- functions ---- */
 
-static uint64_t fnv(uint64_t h, const char *s)
-{
-	if (!s)
-		return (h ^ 0xff) * 0x100000001b3ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return (h ^ 0) * 0x100000001b3ull;
-}
-
-static bool streq(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && !strcmp(a, b));
-}
-
-static int fn_index_grow(struct stats *s)
-{
-	size_t cap = s->fnindex_cap ? 2 * s->fnindex_cap : 1024, i, k;
-	uint32_t *x = calloc(cap, sizeof(*x));
-
-	if (!x)
-		return -1;
-	for (i = 0; i < s->nr_fns; i++) {
-		for (k = s->fns[i].hash & (cap - 1); x[k]; k = (k + 1) & (cap - 1))
-			;
-		x[k] = (uint32_t)i + 1;
-	}
-	free(s->fnindex);
-	s->fnindex = x;
-	s->fnindex_cap = cap;
-	return 0;
-}
-
 /* The global index + 1 of function (name, file, line, why); 0 on ENOMEM or past the cap. */
 static uint32_t fn_intern(struct stats *s, const char *name, const char *file, int line,
 			  const char *why)
 {
+	struct gil_fnkey key = {
+		.name = name, .name_len = name ? strlen(name) : 0,
+		.file = file, .file_len = file ? strlen(file) : 0,
+		.line = line, .why = why,
+	};
+	const struct gil_fn *fn;
 	struct stats_fn *f;
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t k, n;
+	uint32_t id;
+	size_t n;
 
-	h = fnv(fnv(fnv(h, name), file), why) ^ (uint64_t)(uint32_t)line;
-	for (k = s->fnindex_cap ? h & (s->fnindex_cap - 1) : 0; s->fnindex_cap && s->fnindex[k];
-	     k = (k + 1) & (s->fnindex_cap - 1)) {
-		f = &s->fns[s->fnindex[k] - 1];
-		if (f->hash == h && f->line == line && streq(f->name, name) &&
-		    streq(f->file, file) && streq(f->why, why))
-			return s->fnindex[k];
-	}
-	if (s->nr_fns >= MAX_FNS)
-		return 0;
-	if (2 * (s->nr_fns + 1) > s->fnindex_cap && fn_index_grow(s) < 0)
-		return 0;
 	if (s->nr_fns == s->cap_fns) {
 		size_t cap = s->cap_fns ? 2 * s->cap_fns : 64;
 
@@ -147,31 +109,29 @@ static uint32_t fn_intern(struct stats *s, const char *name, const char *file, i
 		s->fns = f;
 		s->cap_fns = cap;
 	}
+	id = gil_fnset_intern(s->fnset, &key);
+	if (!id || id <= s->nr_fns)
+		return id;
+	if (id != s->nr_fns + 1)
+		return 0; /* a display string was lost to ENOMEM: the numbering no longer fits */
+	/* new: the interner owns the strings, the statistics its display name and counts */
+	fn = gil_fnset_get(s->fnset, id);
 	f = &s->fns[s->nr_fns];
 	memset(f, 0, sizeof(*f));
-	f->line = line;
-	f->hash = h;
-	f->name = name ? strdup(name) : NULL;
-	f->file = file ? strdup(file) : NULL;
-	f->why = why ? strdup(why) : NULL;
+	f->name = fn->name;
+	f->file = fn->file;
+	f->line = fn->line;
+	f->why = fn->why;
 	n = strlen(why ? why : "?") + 3;
 	if (name) {
 		f->display = strdup(name);
 	} else if ((f->display = malloc(n))) {
 		snprintf(f->display, n, "<%s>", why ? why : "?");
 	}
-	if ((name && !f->name) || (file && !f->file) || (why && !f->why) || !f->display) {
-		free(f->name);
-		free(f->file);
-		free(f->why);
-		free(f->display);
+	if (!f->display)
 		return 0;
-	}
 	s->nr_fns++;
-	for (k = h & (s->fnindex_cap - 1); s->fnindex[k]; k = (k + 1) & (s->fnindex_cap - 1))
-		;
-	s->fnindex[k] = (uint32_t)s->nr_fns;
-	return (uint32_t)s->nr_fns;
+	return id;
 }
 
 /* The global index + 1 of this input's function @id, 0 when it has none. */
@@ -241,8 +201,14 @@ struct stats *stats_alloc(int64_t window_ns)
 {
 	struct stats *s = calloc(1, sizeof(*s));
 
-	if (s)
-		s->window = window_ns > 0 ? window_ns : 1000000000;
+	if (!s)
+		return NULL;
+	s->window = window_ns > 0 ? window_ns : 1000000000;
+	s->fnset = gil_fnset_alloc(MAX_FNS, 0);
+	if (!s->fnset) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -1139,13 +1105,9 @@ void stats_free(struct stats *s)
 		free(p->fnmap);
 	}
 	free(s->procs);
-	for (i = 0; i < s->nr_fns; i++) {
-		free(s->fns[i].name);
-		free(s->fns[i].file);
-		free(s->fns[i].why);
+	for (i = 0; i < s->nr_fns; i++)
 		free(s->fns[i].display);
-	}
 	free(s->fns);
-	free(s->fnindex);
+	gil_fnset_free(s->fnset);
 	free(s);
 }

@@ -23,6 +23,7 @@
 #include "clockmap.h"
 #include "convert.h"
 #include "inputs.h"
+#include "format/fntab.h"
 #include "format/rawfile.h"
 
 struct stats;
@@ -206,13 +207,13 @@ struct stats_proc {
 	size_t fnmap_cap;
 };
 
+/* A function of the recordings: its strings are the interner's (format/fntab.h), by its id. */
 struct stats_fn {
-	char *name, *file; /* NULL when not read */
+	const char *name, *file; /* NULL when not read */
 	int line;
-	char *why; /* why unreadable, or NULL */
+	const char *why; /* why unreadable, or NULL */
 	char *display; /* name or "<why>" */
 	uint64_t holds, held_ns, releases, forced, voluntary, waits, wait_ns, others_wait_ns;
-	uint64_t hash;
 };
 
 struct stats_long_hold {
@@ -229,10 +230,9 @@ struct stats {
 	struct stats_proc *procs;
 	size_t nr_procs, cap_procs;
 	struct stats_proc *cur; /* the process being read */
-	struct stats_fn *fns;
+	struct gil_fnset *fnset; /* the functions of all inputs: global index + 1 is the id */
+	struct stats_fn *fns; /* fns[id - 1] */
 	size_t nr_fns, cap_fns;
-	uint32_t *fnindex;
-	size_t fnindex_cap;
 	struct stats_long_hold longest[STATS_TOP]; /* min-heap by dur */
 	size_t nr_longest;
 };
