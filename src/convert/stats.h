@@ -8,8 +8,10 @@
  *  - the hand-off matrix: who took the GIL after whom, how often, how long the taker waited;
  *  - Python functions by held time, by others' waiting while they held, by releases;
  *  - the longest holds, with their time on the trace's axis.
- * Lifecycle: alloc -> (begin -> thread/record/interval/exit... -> end)... -> json / text / svg
- * -> free. Text and SVG renderers are in summary.c and svg.c.
+ * Lifecycle: alloc -> (begin -> thread/function_def/interval/exit... -> end)... -> json / text /
+ * svg -> free. stats.c takes the records in, hist.c, functions.c, bins.c, handoff.c and
+ * longest.c count them (stats-priv.h); the reports read this struct only: stats-json.c (JSON),
+ * summary.c (text), svg.c (picture), report.c (where they go).
  */
 #ifndef GIL_STATS_H
 #define GIL_STATS_H
@@ -68,6 +70,9 @@ bool stats_function(const struct stats *s, uint32_t id, const char **name, const
 /** stats_json - every number, as gil-convert writes them (otherData.statistics, --summary-json). */
 struct json_object *stats_json(const struct stats *s);
 
+/** stats_write_json - stats_json() pretty-printed (--summary-json). Returns 0 or -1 (errno). */
+int stats_write_json(const struct stats *s, FILE *f);
+
 /** stats_write_text - the tables of --summary. Returns 0 or -1 (errno). */
 int stats_write_text(const struct stats *s, FILE *f);
 
@@ -123,6 +128,18 @@ static inline int64_t stats_span(int64_t lo, int64_t hi)
 
 	return d <= 0 ? 0 : d > INT64_MAX ? INT64_MAX : (int64_t)d;
 }
+
+struct stats_hist;
+struct stats_handoff;
+
+/** stats_hist_q - the value at quantile @q (0..1) of @h: the top of its bucket, at most the max. */
+uint64_t stats_hist_q(const struct stats_hist *h, double q);
+
+/**
+ * stats_handoffs_sorted - a malloc'd copy of @p's hand-offs, most frequent first (then by
+ * giver, taker); NULL when there are none or on ENOMEM.
+ */
+struct stats_handoff *stats_handoffs_sorted(const struct stats_proc *p);
 
 /* ---- what the renderers read (stats.c fills it) ---- */
 
@@ -224,6 +241,24 @@ struct stats_long_hold {
 	uint8_t reason;
 	uint32_t flags;
 };
+
+/* The share of bin @i of @v that was busy (hold or wait ns over the bin's width). */
+static inline double stats_bin_share(const int64_t *v, int64_t width, size_t i)
+{
+	return width > 0 ? (double)v[i] / (double)width : 0.0;
+}
+
+/* First start to last end of thread @t; 0 when it has no interval. */
+static inline int64_t stats_thread_wall(const struct stats_thread *t)
+{
+	return t->seen ? stats_span(t->first, t->last) : 0;
+}
+
+/* The recorded span of process @p; 0 when unknown. */
+static inline int64_t stats_proc_wall(const struct stats_proc *p)
+{
+	return p->have_hi && p->have_lo ? stats_span(p->lo, p->hi) : 0;
+}
 
 struct stats {
 	int64_t window;
