@@ -114,6 +114,17 @@ bool merge_has_pid(const struct merge_trace *m, int64_t pid)
 	return false;
 }
 
+/* `"key":` (@c is its quote), then the value's first byte in *@c, not consumed. */
+static int scan_key(struct merge_trace *m, char *key, size_t cap, char *c)
+{
+	if (*c != '"' || gil_jscan_string(&m->sc, key, cap) < 0 || gil_jscan_next(&m->sc, c) < 0)
+		return m->err[0] ? -1 : serr(m, "not JSON: expected a key");
+	if (*c != ':')
+		return serr(m, "not JSON: expected ':'");
+	m->sc.pos++;
+	return gil_jscan_next(&m->sc, c) < 0 ? -1 : 0;
+}
+
 /* One element of traceEvents: note its pid and ts, skip the rest. */
 static int scan_event(struct merge_trace *m)
 {
@@ -137,12 +148,7 @@ static int scan_event(struct merge_trace *m)
 			m->sc.pos++;
 			continue;
 		}
-		if (c != '"' || gil_jscan_string(&m->sc, key, sizeof(key)) < 0 || gil_jscan_next(&m->sc, &c) < 0)
-			return m->err[0] ? -1 : serr(m, "not JSON: expected a key");
-		if (c != ':')
-			return serr(m, "not JSON: expected ':'");
-		m->sc.pos++;
-		if (gil_jscan_next(&m->sc, &c) < 0)
+		if (scan_key(m, key, sizeof(key), &c) < 0)
 			return -1;
 		if (strcmp(key, "pid") && strcmp(key, "ts")) {
 			if (gil_jscan_skip(&m->sc) < 0)
@@ -234,12 +240,7 @@ static int scan_object(struct merge_trace *m)
 			continue;
 		}
 		kstart = gil_jscan_offset(&m->sc);
-		if (c != '"' || gil_jscan_string(&m->sc, key, sizeof(key)) < 0 || gil_jscan_next(&m->sc, &c) < 0)
-			return m->err[0] ? -1 : serr(m, "not JSON: expected a key");
-		if (c != ':')
-			return serr(m, "not JSON: expected ':'");
-		m->sc.pos++;
-		if (gil_jscan_next(&m->sc, &c) < 0)
+		if (scan_key(m, key, sizeof(key), &c) < 0)
 			return -1;
 		vstart = gil_jscan_offset(&m->sc);
 		if (!strcmp(key, "traceEvents")) {
