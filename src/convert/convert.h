@@ -17,6 +17,7 @@
 
 #include <json-c/json.h>
 
+#include "common/util.h" /* gil_fmt_us(), which the converter prints times with */
 #include "format/rawfile.h"
 
 enum conv_clock {

@@ -18,7 +18,6 @@
 #include "convert.h"
 #include "giltrace.h"
 #include "timeline.h"
-#include "common/util.h"
 
 #define MAXEV 256
 
