@@ -162,34 +162,24 @@ void gil_attrib_free(struct gil_attrib *a)
 
 /* ---- the function table ---------------------------------------------------------------------- */
 
+/* What the probes read, checked, numbered by the format's interner (format/fntab.c). */
 struct gil_fntab {
-	struct gil_fn *v; /* v[id - 1] */
-	size_t nr, cap;
-	uint32_t *index; /* open addressing: id, 0 = empty */
-	uint64_t *hashes; /* hashes[id - 1] */
-	size_t index_cap;
+	struct gil_fnset *set;
 };
 
 struct gil_fntab *gil_fntab_alloc(void)
 {
-	return calloc(1, sizeof(struct gil_fntab));
-}
+	struct gil_fntab *t = calloc(1, sizeof(*t));
 
-static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
-/* @a (NUL-terminated, or NULL: not read) equals the @blen bytes at @b (NULL: not read)? */
-static bool same_str(const char *a, const char *b, int blen)
-{
-	if (!a || !b)
-		return !a && !b;
-	return strlen(a) == (size_t)blen && !memcmp(a, b, (size_t)blen);
+	if (!t)
+		return NULL;
+	/* one more than GIL_FNTAB_MAX: the "too many" entry */
+	t->set = gil_fnset_alloc(GIL_FNTAB_MAX + 1, GIL_FNSET_STATIC_WHY);
+	if (!t->set) {
+		free(t);
+		return NULL;
+	}
+	return t;
 }
 
 /* What to keep of one string: its bytes, or NULL and why not. */
@@ -207,32 +197,11 @@ static int take_string(const char *s, int len, uint8_t compact, uint8_t ascii, c
 	return len;
 }
 
-static int grow_index(struct gil_fntab *t)
-{
-	size_t cap = t->index_cap ? 2 * t->index_cap : 1024, i, s;
-	uint32_t *index = calloc(cap, sizeof(*index));
-
-	if (!index)
-		return -1;
-	for (i = 0; i < t->nr; i++) {
-		for (s = t->hashes[i] & (cap - 1); index[s]; s = (s + 1) & (cap - 1))
-			;
-		index[s] = (uint32_t)(i + 1);
-	}
-	free(t->index);
-	t->index = index;
-	t->index_cap = cap;
-	return 0;
-}
-
 uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 {
-	const char *why = NULL, *name = NULL, *file = NULL;
-	int name_len = -1, file_len = -1;
-	int32_t line = -1;
-	struct gil_fn *fn;
-	uint64_t h;
-	size_t s;
+	struct gil_fnkey key = { .line = -1 };
+	const char *why = NULL;
+	int len;
 
 	if (!raw->tstate) {
 		why = "no thread state";
@@ -246,96 +215,44 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 		/* nothing proves the frame was readable: nothing read through it is believed */
 		why = "frame not readable";
 	} else {
-		name_len = take_string(raw->name, raw->name_len, raw->name_compact, raw->name_ascii,
-				       &why, "name not readable", "name not compact ASCII");
-		if (name_len >= 0)
-			name = raw->name;
-		file_len = take_string(raw->file, raw->file_len, raw->file_compact, raw->file_ascii,
-				       &why, "file not readable", "file not compact ASCII");
-		if (file_len >= 0)
-			file = raw->file;
-		line = raw->line; /* the type (or name) read proves the code object was readable */
-	}
-	if (t->nr >= GIL_FNTAB_MAX) {
-		why = "too many distinct functions";
-		name = file = NULL;
-		name_len = file_len = -1;
-		line = -1;
-	}
-	h = 0xcbf29ce484222325ull;
-	h = hash_bytes(h, why ? why : "", why ? strlen(why) : 0);
-	h = hash_bytes(h, "\0", 1);
-	h = hash_bytes(h, name ? name : "", name_len > 0 ? (size_t)name_len : 0);
-	h = hash_bytes(h, "\0", 1);
-	h = hash_bytes(h, file ? file : "", file_len > 0 ? (size_t)file_len : 0);
-	h = hash_bytes(h, (const char *)&line, sizeof(line));
-	if (t->index_cap) {
-		for (s = h & (t->index_cap - 1); t->index[s]; s = (s + 1) & (t->index_cap - 1)) {
-			fn = &t->v[t->index[s] - 1];
-			if (t->hashes[t->index[s] - 1] == h && fn->line == line && fn->why == why &&
-			    same_str(fn->name, name, name_len) && same_str(fn->file, file, file_len))
-				return fn->id;
+		len = take_string(raw->name, raw->name_len, raw->name_compact, raw->name_ascii,
+				  &why, "name not readable", "name not compact ASCII");
+		if (len >= 0) {
+			key.name = raw->name;
+			key.name_len = (size_t)len;
 		}
+		len = take_string(raw->file, raw->file_len, raw->file_compact, raw->file_ascii,
+				  &why, "file not readable", "file not compact ASCII");
+		if (len >= 0) {
+			key.file = raw->file;
+			key.file_len = (size_t)len;
+		}
+		key.line = raw->line; /* the type (or name) read proves the code object was readable */
 	}
-	if (t->nr > GIL_FNTAB_MAX)
-		return 0;
-	if (2 * (t->nr + 1) > t->index_cap && grow_index(t) < 0)
-		return 0;
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		struct gil_fn *v = realloc(t->v, cap * sizeof(*v));
-		uint64_t *hs;
-
-		if (!v)
-			return 0;
-		t->v = v;
-		hs = realloc(t->hashes, cap * sizeof(*hs));
-		if (!hs)
-			return 0;
-		t->hashes = hs;
-		t->cap = cap;
+	if (gil_fnset_size(t->set) >= GIL_FNTAB_MAX) {
+		why = "too many distinct functions";
+		key.name = key.file = NULL;
+		key.name_len = key.file_len = 0;
+		key.line = -1;
 	}
-	fn = &t->v[t->nr];
-	memset(fn, 0, sizeof(*fn));
-	if (name && !(fn->name = strndup(name, (size_t)name_len)))
-		return 0;
-	if (file && !(fn->file = strndup(file, (size_t)file_len))) {
-		free(fn->name);
-		return 0;
-	}
-	fn->line = line;
-	fn->why = why;
-	fn->id = (uint32_t)(t->nr + 1);
-	t->hashes[t->nr] = h;
-	t->nr++;
-	for (s = h & (t->index_cap - 1); t->index[s]; s = (s + 1) & (t->index_cap - 1))
-		;
-	t->index[s] = fn->id;
-	return fn->id;
+	key.why = why;
+	return gil_fnset_intern(t->set, &key);
 }
 
 const struct gil_fn *gil_fntab_get(const struct gil_fntab *t, uint32_t id)
 {
-	return t && id && id <= t->nr ? &t->v[id - 1] : NULL;
+	return t ? gil_fnset_get(t->set, id) : NULL;
 }
 
 size_t gil_fntab_size(const struct gil_fntab *t)
 {
-	return t ? t->nr : 0;
+	return t ? gil_fnset_size(t->set) : 0;
 }
 
 void gil_fntab_free(struct gil_fntab *t)
 {
-	size_t i;
-
 	if (!t)
 		return;
-	for (i = 0; i < t->nr; i++) {
-		free(t->v[i].name);
-		free(t->v[i].file);
-	}
-	free(t->v);
-	free(t->hashes);
-	free(t->index);
+	gil_fnset_free(t->set);
 	free(t);
 }

@@ -142,15 +142,10 @@ struct gil_frame_raw {
 	int32_t line;
 };
 
-/* One distinct function of a recording. Ids start at 1; 0 means "not recorded". */
-struct gil_fn {
-	uint32_t id;
-	char *name; /* NULL when not read: see why */
-	char *file;
-	int32_t line; /* -1 when not read */
-	const char *why; /* NULL, or why the frame or a string could not be read (static) */
-};
+/* struct gil_fn, and the interner the table numbers functions with */
+#include "format/fntab.h"
 
+/* The functions the probes of one recorder name; gil_fn.why points to static strings. */
 struct gil_fntab;
 
 /** gil_fntab_alloc - an empty function table; NULL on ENOMEM. Pair with gil_fntab_free(). */

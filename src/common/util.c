@@ -48,6 +48,73 @@ size_t gil_fmt_s64(char *buf, int64_t v)
 	return 1 + gil_fmt_u64(buf + 1, (uint64_t)(-(v + 1)) + 1);
 }
 
+size_t gil_fmt_us(char *buf, int64_t ns)
+{
+	uint64_t u, frac;
+	size_t n = 0;
+
+	if (ns < 0) {
+		buf[n++] = '-';
+		u = (uint64_t)(-(ns + 1)) + 1;
+	} else {
+		u = (uint64_t)ns;
+	}
+	n += gil_fmt_u64(buf + n, u / 1000);
+	frac = u % 1000;
+	buf[n++] = '.';
+	buf[n++] = (char)('0' + frac / 100);
+	buf[n++] = (char)('0' + frac / 10 % 10);
+	buf[n++] = (char)('0' + frac % 10);
+	buf[n] = '\0';
+	return n;
+}
+
+bool gil_us_text_ns(const char *s, int64_t *ns)
+{
+	int64_t ip = 0, fr = 0;
+	bool neg = false, any = false;
+	int digits = 0;
+
+	if (*s == '-') {
+		neg = true;
+		s++;
+	}
+	for (; *s >= '0' && *s <= '9'; s++, any = true) {
+		if (ip > INT64_MAX / 10000)
+			return false;
+		ip = ip * 10 + (*s - '0');
+	}
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++, any = true)
+			if (digits < 3) {
+				fr = fr * 10 + (*s - '0');
+				digits++;
+			}
+	if (!any || *s)
+		return false;
+	while (digits++ < 3)
+		fr *= 10;
+	*ns = (ip * 1000 + fr) * (neg ? -1 : 1);
+	return true;
+}
+
+int gil_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	ssize_t r;
+
+	while (n) {
+		r = write(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
 int gil_err(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
@@ -116,41 +183,46 @@ fail:
 	return NULL;
 }
 
-size_t gil_utf8_valid_len(const char *str)
+size_t gil_utf8_seq_len(const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str, *p = s;
-	unsigned char c;
+	const unsigned char *p = (const unsigned char *)str;
+	unsigned char c = p[0];
 	size_t n, i;
 	uint32_t cp;
 
-	while ((c = *p)) {
-		if (c < 0x80) {
-			p++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3;
-			cp = c & 0x07;
-		} else {
-			break;
-		}
-		for (i = 1; i <= n; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return (size_t)(p - s);
-			cp = cp << 6 | (p[i] & 0x3f);
-		}
-		/* overlong, surrogates, beyond U+10FFFF */
-		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			break;
-		p += n + 1;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 1;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 2;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 3;
+		cp = c & 0x07;
+	} else {
+		return 0;
 	}
+	for (i = 1; i <= n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* overlong, surrogates, beyond U+10FFFF */
+	if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n + 1;
+}
+
+size_t gil_utf8_valid_len(const char *s)
+{
+	const char *p = s;
+	size_t n;
+
+	while (*p && (n = gil_utf8_seq_len(p)))
+		p += n;
 	return (size_t)(p - s);
 }
 

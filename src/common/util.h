@@ -4,6 +4,7 @@
 #define GIL_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,6 +13,19 @@
 /* Format @v in decimal at @buf (>= 21 bytes); returns the length. No locale, no printf. */
 size_t gil_fmt_u64(char *buf, uint64_t v);
 size_t gil_fmt_s64(char *buf, int64_t v);
+
+/* Format @ns as microseconds with three decimals ("-12.345") at @buf (>= 32 bytes). */
+size_t gil_fmt_us(char *buf, int64_t ns);
+
+/*
+ * gil_us_text_ns - microseconds written in decimal ("123.456", "-7", "1.5") to exact
+ * nanoseconds (digits past the third decimal are dropped); false for anything else,
+ * exponents included: epoch microseconds with nanosecond digits do not fit a double.
+ */
+bool gil_us_text_ns(const char *s, int64_t *ns);
+
+/* gil_write_all - write all @n bytes to @fd, again after EINTR. 0, or -1 with errno. */
+int gil_write_all(int fd, const void *p, size_t n);
 
 /* snprintf into an error buffer; always terminated; returns -1 for `return gil_err(...)`. */
 int gil_err(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -28,6 +42,12 @@ char *gil_read_file(const char *path, size_t max, size_t *len);
  * and the files are JSON, which must be UTF-8.
  */
 size_t gil_utf8_valid_len(const char *s);
+
+/*
+ * gil_utf8_seq_len - the length (1..4) of the well-formed UTF-8 sequence at @s, or 0 if none
+ * starts there: overlong forms, surrogates and code points beyond U+10FFFF are not well-formed.
+ */
+size_t gil_utf8_seq_len(const char *s);
 
 /*
  * gil_topk_add - count @v for @id (non-zero) in @n slots (@ids 0: free), space-saving: an id

@@ -22,63 +22,6 @@
 
 static const char *const slice_names[] = { "take_gil", "hold_gil", "drop_gil" };
 
-static const char digits2[] = "00010203040506070809101112131415161718192021222324252627282930313233"
-			      "34353637383940414243444546474849505152535455565758596061626364656667"
-			      "6869707172737475767778798081828384858687888990919293949596979899";
-
-/* Decimal @v at @buf, two digits per step (the hot path prints ~15 numbers per interval). */
-static inline size_t fmt_u64(char *buf, uint64_t v)
-{
-	char tmp[20], *p = tmp + sizeof(tmp);
-	size_t n;
-
-	while (v >= 100) {
-		unsigned i = (unsigned)(v % 100) * 2;
-
-		v /= 100;
-		p -= 2;
-		memcpy(p, digits2 + i, 2);
-	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, digits2 + v * 2, 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
-	n = (size_t)(tmp + sizeof(tmp) - p);
-	memcpy(buf, p, n);
-	return n;
-}
-
-static inline size_t fmt_s64(char *buf, int64_t v)
-{
-	if (v >= 0)
-		return fmt_u64(buf, (uint64_t)v);
-	buf[0] = '-';
-	return 1 + fmt_u64(buf + 1, (uint64_t)(-(v + 1)) + 1);
-}
-
-size_t conv_fmt_us(char *buf, int64_t ns)
-{
-	uint64_t u, frac;
-	size_t n = 0;
-
-	if (ns < 0) {
-		buf[n++] = '-';
-		u = (uint64_t)(-(ns + 1)) + 1;
-	} else {
-		u = (uint64_t)ns;
-	}
-	n += fmt_u64(buf + n, u / 1000);
-	frac = u % 1000;
-	buf[n++] = '.';
-	buf[n++] = (char)('0' + frac / 100);
-	memcpy(buf + n, digits2 + (frac % 100) * 2, 2);
-	n += 2;
-	buf[n] = '\0';
-	return n;
-}
-
 struct line {
 	char *p;
 };
@@ -92,42 +35,21 @@ static inline void lit(struct line *l, const char *s, size_t n)
 
 static inline void num(struct line *l, int64_t v)
 {
-	l->p += fmt_s64(l->p, v);
+	l->p += gil_fmt_s64(l->p, v);
 }
 
 static inline void us_ts(const struct conv_out *o, struct line *l, int64_t ns)
 {
 	if (!o->ts_number)
 		*l->p++ = '"';
-	l->p += conv_fmt_us(l->p, ns);
+	l->p += gil_fmt_us(l->p, ns);
 	if (!o->ts_number)
 		*l->p++ = '"';
 }
 
 static inline void us_num(struct line *l, int64_t ns)
 {
-	l->p += conv_fmt_us(l->p, ns);
-}
-
-/* Length of the valid UTF-8 sequence at @s (1..4), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2)
-		n = 2;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3;
-	else if ((s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
+	l->p += gil_fmt_us(l->p, ns);
 }
 
 /*
@@ -144,7 +66,7 @@ static void str(struct line *l, const char *s, size_t max)
 	while (u[i]) {
 		unsigned char c = u[i];
 
-		n = utf8_len(u + i);
+		n = gil_utf8_seq_len((const char *)u + i);
 		if (i + (n ? n : 1) > max) {
 			LIT(l, "...");
 			break;

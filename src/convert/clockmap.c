@@ -14,6 +14,7 @@
 
 #include "clockmap.h"
 #include "common/util.h"
+#include "format/keys.h"
 
 bool conv_json_int(struct json_object *o, const char *key, int64_t *v)
 {
@@ -44,14 +45,14 @@ bool conv_json_int(struct json_object *o, const char *key, int64_t *v)
 
 static const char *clock_key(enum conv_clock clock)
 {
-	return clock == CONV_CLOCK_MONOTONIC ? "monotonic_ns" : "realtime_ns";
+	return clock == CONV_CLOCK_MONOTONIC ? GIL_KEY_OFFSET_MONOTONIC : GIL_KEY_OFFSET_REALTIME;
 }
 
 static bool offsets(struct json_object *rec, const char *key, int64_t *off)
 {
 	struct json_object *co;
 
-	return rec && json_object_object_get_ex(rec, "clock_offsets", &co) &&
+	return rec && json_object_object_get_ex(rec, GIL_KEY_CLOCK_OFFSETS, &co) &&
 	       conv_json_int(co, key, off);
 }
 
@@ -77,8 +78,8 @@ int clockmap_setup(struct clockmap *m, enum conv_clock clock, struct json_object
 	if (m->off0 > OFF_MAX || m->off0 < -OFF_MAX)
 		return gil_err(err, errlen, "the header's clock_offsets.%s is out of range", key);
 	m->off1 = m->off0;
-	conv_json_int(header, "start_ns", &t0);
-	if (offsets(footer, key, &m->off1) && conv_json_int(footer, "end_ns", &t1) && t1 > t0 &&
+	conv_json_int(header, GIL_KEY_START_NS, &t0);
+	if (offsets(footer, key, &m->off1) && conv_json_int(footer, GIL_KEY_END_NS, &t1) && t1 > t0 &&
 	    t0 >= 0 && t1 <= OFF_MAX && m->off1 <= OFF_MAX && m->off1 >= -OFF_MAX) {
 		m->t0 = t0;
 		m->t1 = t1;

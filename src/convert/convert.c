@@ -23,9 +23,9 @@
 #include "outfile.h"
 #include "profdata.h"
 #include "stats.h"
-#include "systrace.h"
 #include "timeline.h"
 #include "common/util.h"
+#include "format/keys.h"
 
 static const char *const clock_names[] = { "realtime", "monotonic", "monotonic_raw" };
 
@@ -119,11 +119,6 @@ static int interval(struct conv *c, const struct gil_interval *iv)
 	return r;
 }
 
-static int systrace_interval(void *ctx, const struct gil_interval *iv)
-{
-	return interval(ctx, iv);
-}
-
 static int lost(struct conv *c, const struct gil_record *rec)
 {
 	struct conv_event ev = { .type = CEV_LOST, .proc = &c->ci->proc };
@@ -179,7 +174,7 @@ static struct json_object *jstr(const char *s)
 
 /* What otherData says about one recording. */
 static struct json_object *report(struct conv *c, struct gil_reader *r,
-				  const struct timeline_stats *ts, const struct systrace_stats *ss)
+				  const struct timeline_stats *ts, const struct gil_systrace_stats *ss)
 {
 	struct conv_input *ci = c->ci;
 	struct json_object *o = json_object_new_object();
@@ -243,7 +238,7 @@ static int label_thread(void *ctx, int32_t tid, const char *name, const char *mo
 	int ret;
 
 	if (!mostly_in || mostly_in[0] == '<' || !c->ci->header ||
-	    !json_object_object_get_ex(c->ci->header, "comm", &v) ||
+	    !json_object_object_get_ex(c->ci->header, GIL_KEY_COMM, &v) ||
 	    !json_object_is_type(v, json_type_string))
 		return 0;
 	comm = json_object_get_string(v);
@@ -259,9 +254,9 @@ static int label_thread(void *ctx, int32_t tid, const char *name, const char *mo
 
 static int convert_one(struct conv *c, struct conv_input *ci, struct json_object *reports)
 {
-	struct systrace *st = NULL;
-	struct systrace_stats ss;
+	struct gil_systrace_stats ss;
 	struct timeline_stats ts;
+	bool systrace;
 	struct conv_event pev = { .type = CEV_PROCESS, .proc = &ci->proc };
 	struct gil_reader *r;
 	struct gil_record rec;
@@ -277,13 +272,6 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 	r = gil_reader_open(ci->path, err, sizeof(err));
 	if (!r)
 		return gil_err(c->err, sizeof(c->err), "%s", err);
-	if (ci->fmt == GIL_INPUT_SYSTRACE) {
-		st = systrace_alloc(systrace_interval, c);
-		if (!st) {
-			ret = gil_err(c->err, sizeof(c->err), "out of memory");
-			goto out;
-		}
-	}
 	ret = timeline_begin(c->tl, &ci->proc);
 	if (ret == 0)
 		ret = stats_begin(c->stats, ci, &c->cm);
@@ -298,9 +286,6 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 			ret = timeline_thread(c->tl, rec.tid, rec.name);
 			if (ret == 0)
 				ret = stats_thread(c->stats, rec.tid, rec.name);
-			break;
-		case GIL_REC_EVENT:
-			ret = st ? systrace_event(st, rec.obj) : 0;
 			break;
 		case GIL_REC_LOST:
 			ret = lost(c, &rec);
@@ -318,12 +303,12 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 		case GIL_REC_HEADER:
 			ret = 0;
 			break;
+		case GIL_REC_FUNCTION:
+			ret = stats_function_def(c->stats, &rec);
+			break;
 		default:
-			/* function definitions (attribution) are known to the statistics */
-			ret = stats_record(c->stats, rec.obj);
-			if (ret == 0)
-				c->unknown++;
-			ret = ret < 0 ? -1 : 0;
+			c->unknown++;
+			ret = 0;
 			break;
 		}
 	}
@@ -334,8 +319,7 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 			gil_err(c->err, sizeof(c->err), "%s: out of memory", ci->path);
 		goto out;
 	}
-	if (st)
-		systrace_finish(st, &ss);
+	systrace = gil_reader_systrace_stats(r, &ss);
 	ret = stats_each_thread(c->stats, label_thread, c);
 	if (ret == 0)
 		ret = timeline_end(c->tl, &ts);
@@ -343,10 +327,10 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 		ret = stats_end(c->stats);
 	if (ret < 0)
 		goto out;
-	json_object_array_add(reports, report(c, r, &ts, st ? &ss : NULL));
+	json_object_array_add(reports, report(c, r, &ts, systrace ? &ss : NULL));
 
 	if (!gil_reader_truncated(r) && ci->fmt == GIL_INPUT_GILTRACE &&
-	    conv_json_int(ci->footer, "intervals", &n) && (uint64_t)n != c->intervals)
+	    conv_json_int(ci->footer, GIL_KEY_INTERVALS, &n) && (uint64_t)n != c->intervals)
 		conv_warn(c->opt, "%s: the footer counts %lld intervals but the file holds %llu",
 			  ci->path, (long long)n, (unsigned long long)c->intervals);
 	if (gil_reader_truncated(r))
@@ -370,11 +354,10 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 	if (c->out_of_range)
 		conv_warn(c->opt, "%s: %llu intervals with impossible times (beyond 2^62 ns) were "
 			  "skipped", ci->path, (unsigned long long)c->out_of_range);
-	if (st && ss.ignored)
+	if (systrace && ss.ignored)
 		conv_warn(c->opt, "%s: %llu events were not take_gil/drop_gil calls and were "
 			  "ignored", ci->path, (unsigned long long)ss.ignored);
 out:
-	systrace_free(st);
 	gil_reader_close(r);
 	return ret < 0 ? -1 : 0;
 }
@@ -503,7 +486,7 @@ static int run(struct conv *c)
 		if (convert_one(c, &c->in.v[i], reports) < 0)
 			goto fail;
 		rep = json_object_array_get_idx(reports, json_object_array_length(reports) - 1);
-		if (conv_json_int(json_object_object_get(rep, "footer"), "lost", &lost) &&
+		if (conv_json_int(json_object_object_get(rep, "footer"), GIL_KEY_LOST, &lost) &&
 		    (uint64_t)lost > lost_max)
 			lost_max = (uint64_t)lost;
 		if (c->lost_events > lost_max)
@@ -524,10 +507,10 @@ static int run(struct conv *c)
 		    (c->hi < lo * 1 || c->lo > hi)) {
 			char a[32], b[32], x[32], y[32];
 
-			conv_fmt_us(a, c->lo);
-			conv_fmt_us(b, c->hi);
-			conv_fmt_us(x, lo);
-			conv_fmt_us(y, hi);
+			gil_fmt_us(a, c->lo);
+			gil_fmt_us(b, c->hi);
+			gil_fmt_us(x, lo);
+			gil_fmt_us(y, hi);
 			conv_warn(opt, "the GIL rows (%s..%s us) do not overlap the profiler's trace "
 				  "(%s..%s us): were both recorded at the same time, on this host?",
 				  a, b, x, y);

@@ -2,10 +2,11 @@
 /*
  * gil-convert: recordings -> one timeline -> an output backend.
  *
- * The flow: inputs.c finds and sorts the recordings; convert.c reads each one (rawread.c or
- * systrace.c), maps its times (clockmap.c), hands the intervals to the per-process timeline
- * (timeline.c: thread rows, waiter counter, hand-off flows), which emits events to a backend
- * (chrome.c) writing through outfile.c; merge.c wraps a profiler's trace around the output.
+ * The flow: inputs.c finds and sorts the recordings; convert.c reads each one through the
+ * format's reader (format/reader.c, sysTrace files included), maps its times (clockmap.c), hands
+ * the intervals to the per-process timeline (timeline.c: thread rows, waiter counter, hand-off
+ * flows), which emits events to a backend (chrome.c, null.c) writing through outfile.c; merge.c
+ * wraps a profiler's trace around the output.
  */
 #ifndef GIL_CONVERT_H
 #define GIL_CONVERT_H
@@ -16,6 +17,7 @@
 
 #include <json-c/json.h>
 
+#include "common/util.h" /* gil_fmt_us(), which the converter prints times with */
 #include "format/rawfile.h"
 
 enum conv_clock {
@@ -128,9 +130,6 @@ extern const struct conv_backend_ops conv_null_ops; /* statistics only: writes n
  * one-line reason in @err (no program name). Warnings go to @opt->warn.
  */
 int conv_run(const struct conv_options *opt, char *err, size_t errlen);
-
-/* Format @ns as microseconds with three decimals ("-12.345"); returns the length (< 32). */
-size_t conv_fmt_us(char *buf, int64_t ns);
 
 void conv_warn(const struct conv_options *opt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -17,8 +17,8 @@
 
 #include "clockmap.h"
 #include "inputs.h"
-#include "systrace.h"
 #include "common/util.h"
+#include "format/keys.h"
 
 /* Pids are at most 2^22 on Linux: a second process with the same pid (another host) moves up. */
 #define PID_SPACE (1ll << 22)
@@ -133,7 +133,8 @@ static int look(struct conv_input *ci, const struct conv_options *opt, char *err
 	parse_name(ci->path, &ci->name_pid, &ci->name_rank);
 	ci->proc.os_pid = ci->name_pid >= 0 ? ci->name_pid : 0;
 	ci->proc.rank = ci->name_rank;
-	ret = gil_reader_next(r, &rec);
+	/* a sysTrace file's first event was read by open: it has no header to look for */
+	ret = ci->fmt == GIL_INPUT_SYSTRACE ? 0 : gil_reader_next(r, &rec);
 	if (ret < 0) {
 		gil_err(err, errlen, "%s", gil_reader_error(r));
 		gil_reader_close(r);
@@ -141,12 +142,12 @@ static int look(struct conv_input *ci, const struct conv_options *opt, char *err
 	}
 	if (ret > 0 && rec.type == GIL_REC_HEADER) {
 		ci->header = json_object_get(rec.obj);
-		if (conv_json_int(ci->header, "pid", &v))
+		if (conv_json_int(ci->header, GIL_KEY_PID, &v))
 			ci->proc.os_pid = v;
-		if (conv_json_int(ci->header, "rank", &v))
+		if (conv_json_int(ci->header, GIL_KEY_RANK, &v))
 			ci->proc.rank = v;
-	} else if (ret > 0 && rec.type == GIL_REC_EVENT && ci->name_pid < 0 &&
-		   systrace_pid(rec.obj, &v)) {
+	} else if (ci->fmt == GIL_INPUT_SYSTRACE && ci->name_pid < 0 &&
+		   gil_reader_systrace_pid(r, &v)) {
 		ci->proc.os_pid = v; /* the rank or the pid, as the reference tool wrote it */
 	} else if (ret > 0 && ci->fmt == GIL_INPUT_GILTRACE) {
 		conv_warn(opt, "%s: no header record: pid and rank taken from the file name",
@@ -154,8 +155,8 @@ static int look(struct conv_input *ci, const struct conv_options *opt, char *err
 	}
 	ci->footer = json_object_get(gil_reader_footer(r));
 	gil_reader_close(r);
-	ci->proc.cmdline = hstr(ci->header, "cmdline");
-	ci->proc.hostname = hstr(ci->header, "hostname");
+	ci->proc.cmdline = hstr(ci->header, GIL_KEY_CMDLINE);
+	ci->proc.hostname = hstr(ci->header, GIL_KEY_HOSTNAME);
 	return 0;
 }
 

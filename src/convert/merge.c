@@ -23,11 +23,11 @@
 
 #include "merge.h"
 #include "outfile.h"
+#include "common/jscan.h"
 #include "common/util.h"
 
 #define SBUF (1024 * 1024)
 #define KEY_MAX 64
-#define DEPTH_MAX 512
 /* otherData is parsed to be merged with ours; refuse absurd sizes */
 #define OTHER_MAX (16 * 1024 * 1024)
 
@@ -38,11 +38,7 @@ struct range {
 struct merge_trace {
 	char *path;
 	int fd;
-	/* the scanner */
-	char *buf;
-	size_t pos, len;
-	uint64_t base;
-	bool eof;
+	struct gil_jscan sc;
 	char err[320];
 
 	bool object; /* {"traceEvents":...} rather than a bare array */
@@ -65,205 +61,7 @@ struct merge_trace {
 
 static int serr(struct merge_trace *m, const char *what)
 {
-	gil_err(m->err, sizeof(m->err), "%s: %s (byte %llu)", m->path, what,
-		(unsigned long long)(m->base + m->pos));
-	return -1;
-}
-
-static int sfill(struct merge_trace *m)
-{
-	ssize_t n;
-
-	if (m->eof)
-		return 0;
-	if (m->pos) {
-		memmove(m->buf, m->buf + m->pos, m->len - m->pos);
-		m->base += m->pos;
-		m->len -= m->pos;
-		m->pos = 0;
-	}
-	do
-		n = read(m->fd, m->buf + m->len, SBUF - m->len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		gil_err(m->err, sizeof(m->err), "%s: read error: %s", m->path, strerror(errno));
-		return -1;
-	}
-	if (!n)
-		m->eof = true;
-	m->len += (size_t)n;
-	return n > 0;
-}
-
-/* Next non-blank byte, not consumed: 1, 0 at EOF (an error here: JSON ended early), -1. */
-static int speek(struct merge_trace *m, char *c)
-{
-	for (;;) {
-		while (m->pos < m->len) {
-			char ch = m->buf[m->pos];
-
-			if (ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t') {
-				*c = ch;
-				return 1;
-			}
-			m->pos++;
-		}
-		int n = sfill(m);
-
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			return serr(m, "not JSON: unexpected end of file");
-	}
-}
-
-static inline int sget(struct merge_trace *m, char *c)
-{
-	if (m->pos == m->len) {
-		int n = sfill(m);
-
-		if (n <= 0)
-			return n < 0 ? -1 : serr(m, "not JSON: unexpected end of file");
-	}
-	*c = m->buf[m->pos++];
-	return 1;
-}
-
-static inline uint64_t soff(const struct merge_trace *m)
-{
-	return m->base + m->pos;
-}
-
-/* A string (the opening quote is next); its raw text (escapes kept) goes to @out, cut to @cap. */
-static int sstring(struct merge_trace *m, char *out, size_t cap)
-{
-	size_t n = 0;
-	char c;
-
-	if (sget(m, &c) < 0)
-		return -1;
-	for (;;) {
-		if (sget(m, &c) < 0)
-			return -1;
-		if (c == '"')
-			break;
-		if (c == '\\') {
-			if (out && n + 1 < cap)
-				out[n++] = c;
-			if (sget(m, &c) < 0)
-				return -1;
-		}
-		if (out && n + 1 < cap)
-			out[n++] = c;
-	}
-	if (out)
-		out[n] = '\0';
-	return 0;
-}
-
-/* A number, true, false or null: its text to @out (cut to @cap). */
-static int sscalar(struct merge_trace *m, char *out, size_t cap)
-{
-	size_t n = 0;
-
-	for (;;) {
-		if (m->pos == m->len) {
-			int r = sfill(m);
-
-			if (r < 0)
-				return -1;
-			if (r == 0)
-				break;
-		}
-		char c = m->buf[m->pos];
-
-		if (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' ||
-		    c == '\t')
-			break;
-		if (c == '{' || c == '[' || c == '"' || c == ':')
-			return serr(m, "not JSON");
-		if (out && n + 1 < cap)
-			out[n++] = c;
-		m->pos++;
-	}
-	if (!n && out)
-		return serr(m, "not JSON");
-	if (out)
-		out[n] = '\0';
-	return 0;
-}
-
-/* Skip one value of any kind, checking that brackets match. */
-static int sskip(struct merge_trace *m)
-{
-	char stack[DEPTH_MAX], c;
-	int depth = 0;
-
-	if (speek(m, &c) < 0)
-		return -1;
-	if (c != '{' && c != '[')
-		return c == '"' ? sstring(m, NULL, 0) : sscalar(m, NULL, 0);
-	for (;;) {
-		/* fast inner loop over the buffer */
-		while (m->pos < m->len) {
-			c = m->buf[m->pos];
-			if (c == '"')
-				break;
-			m->pos++;
-			if (c == '{' || c == '[') {
-				if (depth == DEPTH_MAX)
-					return serr(m, "JSON nested too deeply");
-				stack[depth++] = c;
-			} else if (c == '}' || c == ']') {
-				if (!depth || stack[depth - 1] != (c == '}' ? '{' : '['))
-					return serr(m, "not JSON: brackets do not match");
-				if (!--depth)
-					return 0;
-			}
-		}
-		if (m->pos < m->len) {
-			if (sstring(m, NULL, 0) < 0)
-				return -1;
-			continue;
-		}
-		int n = sfill(m);
-
-		if (n <= 0)
-			return n < 0 ? -1 : serr(m, "not JSON: unexpected end of file");
-	}
-}
-
-/* "123.456" (microseconds) -> ns, exact to the nanosecond digit; false if not a number. */
-static bool us_text_ns(const char *s, int64_t *ns)
-{
-	int64_t ip = 0, fr = 0;
-	bool neg = false, any = false;
-	int digits = 0;
-
-	if (*s == '-') {
-		neg = true;
-		s++;
-	}
-	for (; *s >= '0' && *s <= '9'; s++, any = true) {
-		if (ip > INT64_MAX / 10000)
-			return false;
-		ip = ip * 10 + (*s - '0');
-	}
-	if (*s == '.') {
-		for (s++; *s >= '0' && *s <= '9'; s++, any = true)
-			if (digits < 3) {
-				fr = fr * 10 + (*s - '0');
-				digits++;
-			}
-	}
-	if (!any || (*s && *s != 'e' && *s != 'E'))
-		return false;
-	if (*s)
-		return false; /* exponents: not worth a double here; the range check skips it */
-	while (digits++ < 3)
-		fr *= 10;
-	*ns = (ip * 1000 + fr) * (neg ? -1 : 1);
-	return true;
+	return gil_jscan_fail(&m->sc, what);
 }
 
 static int pid_add(struct merge_trace *m, int64_t pid)
@@ -316,49 +114,55 @@ bool merge_has_pid(const struct merge_trace *m, int64_t pid)
 	return false;
 }
 
+/* `"key":` (@c is its quote), then the value's first byte in *@c, not consumed. */
+static int scan_key(struct merge_trace *m, char *key, size_t cap, char *c)
+{
+	if (*c != '"' || gil_jscan_string(&m->sc, key, cap) < 0 || gil_jscan_next(&m->sc, c) < 0)
+		return m->err[0] ? -1 : serr(m, "not JSON: expected a key");
+	if (*c != ':')
+		return serr(m, "not JSON: expected ':'");
+	m->sc.pos++;
+	return gil_jscan_next(&m->sc, c) < 0 ? -1 : 0;
+}
+
 /* One element of traceEvents: note its pid and ts, skip the rest. */
 static int scan_event(struct merge_trace *m)
 {
 	char key[KEY_MAX], val[64], c;
 	int64_t v;
 
-	if (speek(m, &c) < 0)
+	if (gil_jscan_next(&m->sc, &c) < 0)
 		return -1;
 	if (c != '{')
-		return sskip(m);
-	m->pos++;
+		return gil_jscan_skip(&m->sc);
+	m->sc.pos++;
 	m->nevents++;
 	for (;;) {
-		if (speek(m, &c) < 0)
+		if (gil_jscan_next(&m->sc, &c) < 0)
 			return -1;
 		if (c == '}') {
-			m->pos++;
+			m->sc.pos++;
 			return 0;
 		}
 		if (c == ',') {
-			m->pos++;
+			m->sc.pos++;
 			continue;
 		}
-		if (c != '"' || sstring(m, key, sizeof(key)) < 0 || speek(m, &c) < 0)
-			return m->err[0] ? -1 : serr(m, "not JSON: expected a key");
-		if (c != ':')
-			return serr(m, "not JSON: expected ':'");
-		m->pos++;
-		if (speek(m, &c) < 0)
+		if (scan_key(m, key, sizeof(key), &c) < 0)
 			return -1;
 		if (strcmp(key, "pid") && strcmp(key, "ts")) {
-			if (sskip(m) < 0)
+			if (gil_jscan_skip(&m->sc) < 0)
 				return -1;
 			continue;
 		}
 		if (c == '"') {
-			if (sstring(m, val, sizeof(val)) < 0)
+			if (gil_jscan_string(&m->sc, val, sizeof(val)) < 0)
 				return -1;
 		} else if (c == '{' || c == '[') {
-			if (sskip(m) < 0)
+			if (gil_jscan_skip(&m->sc) < 0)
 				return -1;
 			continue;
-		} else if (sscalar(m, val, sizeof(val)) < 0) {
+		} else if (gil_jscan_scalar(&m->sc, val, sizeof(val)) < 0) {
 			return -1;
 		}
 		if (!strcmp(key, "pid")) {
@@ -369,7 +173,7 @@ static int scan_event(struct merge_trace *m)
 			p = strtoll(val, &end, 10);
 			if (end != val && !*end && !errno && pid_add(m, p) < 0)
 				return -1;
-		} else if (us_text_ns(val, &v)) {
+		} else if (gil_us_text_ns(val, &v)) {
 			if (!m->has_range || v < m->lo)
 				m->lo = v;
 			if (!m->has_range || v > m->hi)
@@ -383,26 +187,26 @@ static int scan_events(struct merge_trace *m)
 {
 	char c;
 
-	m->pos++; /* '[' */
-	m->events.off = soff(m);
+	m->sc.pos++; /* '[' */
+	m->events.off = gil_jscan_offset(&m->sc);
 	for (;;) {
-		if (speek(m, &c) < 0)
+		if (gil_jscan_next(&m->sc, &c) < 0)
 			return -1;
 		if (c == ']')
 			break;
 		if (m->nevents || m->has_events) {
 			if (c != ',')
 				return serr(m, "not JSON: expected ',' between events");
-			m->pos++;
-			if (speek(m, &c) < 0)
+			m->sc.pos++;
+			if (gil_jscan_next(&m->sc, &c) < 0)
 				return -1;
 		}
 		m->has_events = true;
 		if (scan_event(m) < 0)
 			return -1;
 	}
-	m->events.len = soff(m) - m->events.off;
-	m->pos++;
+	m->events.len = gil_jscan_offset(&m->sc) - m->events.off;
+	m->sc.pos++;
 	return 0;
 }
 
@@ -425,25 +229,20 @@ static int scan_object(struct merge_trace *m)
 	uint64_t kstart, vstart;
 	bool seen_events = false;
 
-	m->pos++; /* '{' */
+	m->sc.pos++; /* '{' */
 	for (;;) {
-		if (speek(m, &c) < 0)
+		if (gil_jscan_next(&m->sc, &c) < 0)
 			return -1;
 		if (c == '}')
 			break;
 		if (c == ',') {
-			m->pos++;
+			m->sc.pos++;
 			continue;
 		}
-		kstart = soff(m);
-		if (c != '"' || sstring(m, key, sizeof(key)) < 0 || speek(m, &c) < 0)
-			return m->err[0] ? -1 : serr(m, "not JSON: expected a key");
-		if (c != ':')
-			return serr(m, "not JSON: expected ':'");
-		m->pos++;
-		if (speek(m, &c) < 0)
+		kstart = gil_jscan_offset(&m->sc);
+		if (scan_key(m, key, sizeof(key), &c) < 0)
 			return -1;
-		vstart = soff(m);
+		vstart = gil_jscan_offset(&m->sc);
 		if (!strcmp(key, "traceEvents")) {
 			if (c != '[')
 				return serr(m, "\"traceEvents\" is not an array");
@@ -456,7 +255,7 @@ static int scan_object(struct merge_trace *m)
 			char *end;
 			long long b;
 
-			if (sscalar(m, val, sizeof(val)) < 0)
+			if (gil_jscan_scalar(&m->sc, val, sizeof(val)) < 0)
 				return -1;
 			errno = 0;
 			b = strtoll(val, &end, 10);
@@ -464,21 +263,21 @@ static int scan_object(struct merge_trace *m)
 				return serr(m, "baseTimeNanoseconds is not an integer");
 			m->base_ns = b;
 			m->has_base = true;
-		} else if (sskip(m) < 0) {
+		} else if (gil_jscan_skip(&m->sc) < 0) {
 			return -1;
 		}
 		if (!strcmp(key, "otherData")) {
 			m->other.off = vstart;
-			m->other.len = soff(m) - vstart;
+			m->other.len = gil_jscan_offset(&m->sc) - vstart;
 			m->has_other = c == '{';
 			continue;
 		}
 		if (!strcmp(key, "displayTimeUnit"))
 			m->has_unit = true;
-		if (add_key(m, kstart, soff(m) - kstart) < 0)
+		if (add_key(m, kstart, gil_jscan_offset(&m->sc) - kstart) < 0)
 			return -1;
 	}
-	m->pos++;
+	m->sc.pos++;
 	if (!seen_events)
 		return serr(m, "a JSON object without \"traceEvents\": not a Chrome trace");
 	return 0;
@@ -492,12 +291,14 @@ struct merge_trace *merge_open(const char *path, char *err, size_t errlen)
 	int ret = -1;
 
 	m = calloc(1, sizeof(*m));
-	if (!m || !(m->path = strdup(path)) || !(m->buf = malloc(SBUF))) {
+	if (!m || !(m->path = strdup(path)) ||
+	    gil_jscan_init(&m->sc, -1, m->path, SBUF, m->err, sizeof(m->err)) < 0) {
 		gil_err(err, errlen, "%s: out of memory", path);
 		merge_close(m);
 		return NULL;
 	}
 	m->fd = open(path, O_RDONLY | O_CLOEXEC);
+	m->sc.fd = m->fd;
 	if (m->fd < 0) {
 		gil_err(m->err, sizeof(m->err), "cannot open %s: %s", path, strerror(errno));
 		goto out;
@@ -506,13 +307,14 @@ struct merge_trace *merge_open(const char *path, char *err, size_t errlen)
 		gil_err(m->err, sizeof(m->err), "%s: not a regular file", path);
 		goto out;
 	}
-	if (sfill(m) < 0)
+	if (gil_jscan_fill(&m->sc) < 0)
 		goto out;
-	if (m->len >= 2 && (unsigned char)m->buf[0] == 0x1f && (unsigned char)m->buf[1] == 0x8b) {
+	if (m->sc.len >= 2 && (unsigned char)m->sc.buf[0] == 0x1f &&
+	    (unsigned char)m->sc.buf[1] == 0x8b) {
 		gil_err(m->err, sizeof(m->err), "%s: compressed (gzip): decompress it first", path);
 		goto out;
 	}
-	if (speek(m, &c) < 0)
+	if (gil_jscan_next(&m->sc, &c) < 0)
 		goto out;
 	if (c == '[') {
 		ret = scan_events(m);
@@ -524,25 +326,16 @@ struct merge_trace *merge_open(const char *path, char *err, size_t errlen)
 			path);
 	}
 	if (ret == 0) {
-		for (;;) {
-			while (m->pos < m->len && strchr(" \n\r\t", m->buf[m->pos]) &&
-			       m->buf[m->pos])
-				m->pos++;
-			if (m->pos < m->len) {
-				ret = serr(m, "not JSON: data after the end");
-				break;
-			}
-			int n = sfill(m);
+		/* only blanks may follow (a NUL byte is not one) */
+		int r = gil_jscan_peek(&m->sc, &c);
 
-			if (n < 0)
-				ret = -1;
-			if (n <= 0)
-				break;
-		}
+		if (r < 0)
+			ret = -1;
+		else if (r > 0)
+			ret = serr(m, "not JSON: data after the end");
 	}
 out:
-	free(m->buf);
-	m->buf = NULL;
+	gil_jscan_fini(&m->sc);
 	if (ret < 0) {
 		gil_err(err, errlen, "%s", m->err);
 		merge_close(m);
@@ -660,7 +453,7 @@ void merge_close(struct merge_trace *m)
 		close(m->fd);
 	free(m->pids);
 	free(m->keys);
-	free(m->buf);
+	gil_jscan_fini(&m->sc);
 	free(m->path);
 	free(m);
 }

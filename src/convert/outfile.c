@@ -90,23 +90,12 @@ fail:
 
 static int write_all(struct outfile *o, const char *p, size_t n)
 {
-	ssize_t r;
-
 	if (o->err[0])
 		return -1;
-	while (n) {
-		r = write(o->fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			gil_err(o->err, sizeof(o->err), "cannot write %s: %s",
-				o->path ? o->path : "standard output", strerror(errno));
-			return -1;
-		}
-		p += r;
-		n -= (size_t)r;
-		o->written += (uint64_t)r;
-	}
+	if (gil_write_all(o->fd, p, n) < 0)
+		return gil_err(o->err, sizeof(o->err), "cannot write %s: %s",
+			       o->path ? o->path : "standard output", strerror(errno));
+	o->written += n;
 	return 0;
 }
 

@@ -8,8 +8,10 @@
  *  - the hand-off matrix: who took the GIL after whom, how often, how long the taker waited;
  *  - Python functions by held time, by others' waiting while they held, by releases;
  *  - the longest holds, with their time on the trace's axis.
- * Lifecycle: alloc -> (begin -> thread/record/interval/exit... -> end)... -> json / text / svg
- * -> free. Text and SVG renderers are in summary.c and svg.c.
+ * Lifecycle: alloc -> (begin -> thread/function_def/interval/exit... -> end)... -> json / text /
+ * svg -> free. stats.c takes the records in, hist.c, functions.c, bins.c, handoff.c and
+ * longest.c count them (stats-priv.h); the reports read this struct only: stats-json.c (JSON),
+ * summary.c (text), svg.c (picture), report.c (where they go).
  */
 #ifndef GIL_STATS_H
 #define GIL_STATS_H
@@ -23,6 +25,7 @@
 #include "clockmap.h"
 #include "convert.h"
 #include "inputs.h"
+#include "format/fntab.h"
 #include "format/rawfile.h"
 
 struct stats;
@@ -43,10 +46,10 @@ int stats_begin(struct stats *s, const struct conv_input *ci, const struct clock
 int stats_thread(struct stats *s, int32_t tid, const char *name);
 
 /**
- * stats_record - a record the reader did not know (@obj, the whole record). Returns 1 when it
- * was a function definition ({"fn":...}) and was taken, 0 when it is not one, -1 on ENOMEM.
+ * stats_function_def - a function definition (GIL_REC_FUNCTION) of the current input: the
+ * intervals that follow name it by its id. Unusable ones are ignored. Returns 0, -1 on ENOMEM.
  */
-int stats_record(struct stats *s, struct json_object *obj);
+int stats_function_def(struct stats *s, const struct gil_record *rec);
 
 /** stats_interval - interval @iv, at @ts for @dur on the output axis (mapped and clipped). */
 int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, int64_t dur);
@@ -66,6 +69,9 @@ bool stats_function(const struct stats *s, uint32_t id, const char **name, const
 
 /** stats_json - every number, as gil-convert writes them (otherData.statistics, --summary-json). */
 struct json_object *stats_json(const struct stats *s);
+
+/** stats_write_json - stats_json() pretty-printed (--summary-json). Returns 0 or -1 (errno). */
+int stats_write_json(const struct stats *s, FILE *f);
 
 /** stats_write_text - the tables of --summary. Returns 0 or -1 (errno). */
 int stats_write_text(const struct stats *s, FILE *f);
@@ -122,6 +128,18 @@ static inline int64_t stats_span(int64_t lo, int64_t hi)
 
 	return d <= 0 ? 0 : d > INT64_MAX ? INT64_MAX : (int64_t)d;
 }
+
+struct stats_hist;
+struct stats_handoff;
+
+/** stats_hist_q - the value at quantile @q (0..1) of @h: the top of its bucket, at most the max. */
+uint64_t stats_hist_q(const struct stats_hist *h, double q);
+
+/**
+ * stats_handoffs_sorted - a malloc'd copy of @p's hand-offs, most frequent first (then by
+ * giver, taker); NULL when there are none or on ENOMEM.
+ */
+struct stats_handoff *stats_handoffs_sorted(const struct stats_proc *p);
 
 /* ---- what the renderers read (stats.c fills it) ---- */
 
@@ -206,13 +224,13 @@ struct stats_proc {
 	size_t fnmap_cap;
 };
 
+/* A function of the recordings: its strings are the interner's (format/fntab.h), by its id. */
 struct stats_fn {
-	char *name, *file; /* NULL when not read */
+	const char *name, *file; /* NULL when not read */
 	int line;
-	char *why; /* why unreadable, or NULL */
+	const char *why; /* why unreadable, or NULL */
 	char *display; /* name or "<why>" */
 	uint64_t holds, held_ns, releases, forced, voluntary, waits, wait_ns, others_wait_ns;
-	uint64_t hash;
 };
 
 struct stats_long_hold {
@@ -224,15 +242,32 @@ struct stats_long_hold {
 	uint32_t flags;
 };
 
+/* The share of bin @i of @v that was busy (hold or wait ns over the bin's width). */
+static inline double stats_bin_share(const int64_t *v, int64_t width, size_t i)
+{
+	return width > 0 ? (double)v[i] / (double)width : 0.0;
+}
+
+/* First start to last end of thread @t; 0 when it has no interval. */
+static inline int64_t stats_thread_wall(const struct stats_thread *t)
+{
+	return t->seen ? stats_span(t->first, t->last) : 0;
+}
+
+/* The recorded span of process @p; 0 when unknown. */
+static inline int64_t stats_proc_wall(const struct stats_proc *p)
+{
+	return p->have_hi && p->have_lo ? stats_span(p->lo, p->hi) : 0;
+}
+
 struct stats {
 	int64_t window;
 	struct stats_proc *procs;
 	size_t nr_procs, cap_procs;
 	struct stats_proc *cur; /* the process being read */
-	struct stats_fn *fns;
+	struct gil_fnset *fnset; /* the functions of all inputs: global index + 1 is the id */
+	struct stats_fn *fns; /* fns[id - 1] */
 	size_t nr_fns, cap_fns;
-	uint32_t *fnindex;
-	size_t fnindex_cap;
 	struct stats_long_hold longest[STATS_TOP]; /* min-heap by dur */
 	size_t nr_longest;
 };

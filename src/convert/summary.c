@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* gil-convert --summary: the statistics of stats.c as tables for a terminal. */
+/* gil-convert --summary: the statistics (struct stats, stats.h) as tables for a terminal. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
@@ -36,32 +37,23 @@ static double pct(uint64_t part, int64_t whole)
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* An integer of the statistics' JSON (the renderers read the same numbers as --summary-json). */
-static uint64_t jget(struct json_object *o, const char *key)
+static void quantiles(FILE *f, const struct stats_hist *h)
 {
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) ? (uint64_t)json_object_get_int64(v) : 0;
-}
-
-static void quantiles(FILE *f, struct json_object *o, const char *prefix)
-{
-	static const char *const q[] = { "p50", "p90", "p99", "max" };
-	char key[32], b[32];
+	static const double q[] = { 0.5, 0.9, 0.99 };
+	char b[32];
 	size_t i;
 
-	for (i = 0; i < 4; i++) {
-		snprintf(key, sizeof(key), "%s_%s_ns", prefix, q[i]);
-		fprintf(f, " %8s", dur(b, sizeof(b), jget(o, key)));
-	}
+	for (i = 0; i < GIL_ARRAY_SIZE(q); i++)
+		fprintf(f, " %8s", dur(b, sizeof(b), stats_hist_q(h, q[i])));
+	fprintf(f, " %8s", dur(b, sizeof(b), h->max));
 }
 
-/* A strip of characters, one per column, darker for a larger share of @max. */
-static void strip(FILE *f, struct json_object *values, double max)
+/* A strip of characters, one per column, darker for a larger share of @max: bins @v of @p. */
+static void strip(FILE *f, const struct stats_proc *p, const int64_t *v, size_t n, double max)
 {
 	static const char levels[] = " .:-=+*#%@";
-	size_t n = json_object_array_length(values), cols, c, i, from, to;
-	double v, sum;
+	size_t cols, c, i, from, to;
+	double x, sum;
 
 	if (!n || max <= 0)
 		return;
@@ -72,38 +64,46 @@ static void strip(FILE *f, struct json_object *values, double max)
 		to = (c + 1) * n / cols;
 		sum = 0;
 		for (i = from; i < to; i++)
-			sum += json_object_get_double(json_object_array_get_idx(values, i));
-		v = to > from ? sum / (double)(to - from) / max : 0;
-		i = v <= 0 ? 0 : v >= 1 ? 9 : (size_t)(v * 9.0 + 0.5);
-		if (v > 0 && !i)
+			sum += stats_bin_share(v, p->width, i);
+		x = to > from ? sum / (double)(to - from) / max : 0;
+		i = x <= 0 ? 0 : x >= 1 ? 9 : (size_t)(x * 9.0 + 0.5);
+		if (x > 0 && !i)
 			i = 1;
 		fputc(levels[i], f);
 	}
 	fputs("|\n", f);
 }
 
-static const char *thread_id(struct json_object *t)
+/* The tid, or "-" for the threads folded together. */
+static const char *thread_id(char *buf, size_t len, const struct stats_thread *t)
 {
-	struct json_object *tid = json_object_object_get(t, "tid");
-
-	return tid ? json_object_get_string(tid) : "-";
+	if (t->tid < 0)
+		return "-";
+	snprintf(buf, len, "%d", t->tid);
+	return buf;
 }
 
-static const char *thread_name(struct json_object *t)
+static const char *thread_name(const struct stats_thread *t)
 {
-	struct json_object *name = json_object_object_get(t, "name");
-
-	return name ? json_object_get_string(name) : "";
+	return t->tid < 0 ? "(other threads)" : t->name ? t->name : "";
 }
 
-/* "tid name (mostly in fn)" of a thread's JSON. */
-static const char *who(char *buf, size_t len, struct json_object *t)
+/* The display name of the function @t was mostly in, or NULL. */
+static const char *mostly_in(const struct stats *s, const struct stats_thread *t)
 {
-	struct json_object *top = json_object_object_get(t, "mostly_in");
+	long fi = stats_thread_top_fn(t, NULL);
 
-	snprintf(buf, len, "%s %s%s%s%s", thread_id(t), thread_name(t), top ? " (" : "",
-		 top ? json_object_get_string(json_object_object_get(top, "function")) : "",
-		 top ? ")" : "");
+	return fi >= 0 && (size_t)fi < s->nr_fns ? s->fns[fi].display : NULL;
+}
+
+/* "tid name (mostly in fn)". */
+static const char *who(char *buf, size_t len, const struct stats *s, const struct stats_thread *t)
+{
+	const char *top = mostly_in(s, t);
+	char id[16];
+
+	snprintf(buf, len, "%s %s%s%s%s", thread_id(id, sizeof(id), t), thread_name(t),
+		 top ? " (" : "", top ? top : "", top ? ")" : "");
 	return buf;
 }
 
@@ -111,11 +111,12 @@ static const char *who(char *buf, size_t len, struct json_object *t)
  * The thread with the largest share of its time waiting (@hold: holding), among the threads
  * seen for at least a tenth of @wall (all of them when none was); *@seen: how many counted.
  */
-static struct json_object *most(struct json_object *threads, int64_t wall, bool hold,
-				double *share, size_t *seen)
+static const struct stats_thread *most(const struct stats_thread *const *threads, size_t n,
+				       int64_t wall, bool hold, double *share, size_t *seen)
 {
-	struct json_object *t, *best = NULL;
-	size_t i, n = json_object_array_length(threads);
+	const struct stats_thread *t, *best = NULL;
+	int k = hold ? GIL_KIND_HOLD : GIL_KIND_TAKE;
+	size_t i;
 	double v;
 	int pass;
 
@@ -123,13 +124,12 @@ static struct json_object *most(struct json_object *threads, int64_t wall, bool 
 	*share = 0;
 	for (pass = 0; pass < 2 && !*seen; pass++) {
 		for (i = 0; i < n; i++) {
-			t = json_object_array_get_idx(threads, i);
-			if (!json_object_object_get(t, "tid") ||
-			    (!pass && (int64_t)jget(t, "wall_ns") * 10 < wall))
+			t = threads[i];
+			if (t->tid < 0 || (!pass && stats_thread_wall(t) * 10 < wall))
 				continue;
 			(*seen)++;
-			v = pct(jget(t, hold ? "hold_ns" : "wait_ns"), (int64_t)jget(t, "wall_ns"));
-			if (jget(t, hold ? "holds" : "waits") && (!best || v > *share)) {
+			v = pct(t->ns[k], stats_thread_wall(t));
+			if (t->count[k] && (!best || v > *share)) {
 				best = t;
 				*share = v;
 			}
@@ -143,65 +143,73 @@ static struct json_object *most(struct json_object *threads, int64_t wall, bool 
  * and the one that held it the largest share. Threads seen for less than a tenth of the
  * recording are left out (a thread that lived 1 ms and waited all of it starves nobody).
  */
-static void verdict(FILE *f, struct json_object *threads, int64_t wall)
+static void verdict(FILE *f, const struct stats *s, const struct stats_thread *const *threads,
+		    size_t n, int64_t wall)
 {
-	struct json_object *most_wait, *most_hold;
+	const struct stats_thread *most_wait, *most_hold;
 	double ws, hs;
 	char b1[160], b2[32];
 	size_t seen;
 
-	most_wait = most(threads, wall, false, &ws, &seen);
-	most_hold = most(threads, wall, true, &hs, &seen);
+	most_wait = most(threads, n, wall, false, &ws, &seen);
+	most_hold = most(threads, n, wall, true, &hs, &seen);
 	if (seen < 2)
 		return;
 	if (most_wait)
 		fprintf(f, "  most waiting: %s waited for the GIL %.1f%% of its time (p99 wait %s)\n",
-			who(b1, sizeof(b1), most_wait), ws,
-			dur(b2, sizeof(b2), jget(most_wait, "wait_p99_ns")));
+			who(b1, sizeof(b1), s, most_wait), ws,
+			dur(b2, sizeof(b2), stats_hist_q(&most_wait->wait, 0.99)));
 	if (most_hold)
 		fprintf(f, "  most holding: %s held the GIL %.1f%% of its time\n",
-			who(b1, sizeof(b1), most_hold), hs);
+			who(b1, sizeof(b1), s, most_hold), hs);
 }
 
-/* Longest waiting first (JSON keeps the recording's order): who lost the most time to the GIL. */
+/* Longest waiting first: who lost the most time to the GIL. */
 static int by_wait(const void *a, const void *b)
 {
-	uint64_t x = jget(*(struct json_object *const *)a, "wait_ns");
-	uint64_t y = jget(*(struct json_object *const *)b, "wait_ns");
+	uint64_t x = (*(const struct stats_thread *const *)a)->ns[GIL_KIND_TAKE];
+	uint64_t y = (*(const struct stats_thread *const *)b)->ns[GIL_KIND_TAKE];
 
 	return x > y ? -1 : x < y;
 }
 
-/* The threads of @pj sorted by by_wait, as a new array (NULL when out of memory: unsorted). */
-static struct json_object *sorted_threads(struct json_object *pj)
+/* The threads of @p in the order of the JSON (the folded ones last), malloc'd; NULL: ENOMEM. */
+static const struct stats_thread **thread_list(const struct stats_proc *p, size_t *n)
 {
-	struct json_object *all = json_object_object_get(pj, "threads"), *out;
-	size_t i, n = json_object_array_length(all);
+	const struct stats_thread **v = malloc((p->nr_threads + 1) * sizeof(*v));
+	size_t i;
 
-	out = json_object_new_array();
-	if (!out)
-		return json_object_get(all);
-	for (i = 0; i < n; i++)
-		json_object_array_add(out, json_object_get(json_object_array_get_idx(all, i)));
-	json_object_array_sort(out, by_wait);
-	return out;
+	if (!v)
+		return NULL;
+	for (i = 0; i < p->nr_threads; i++)
+		v[i] = &p->threads[i];
+	if (p->has_other)
+		v[i++] = &p->other;
+	*n = i;
+	return v;
 }
 
-static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_object *pj)
+static int process_text(FILE *f, const struct stats *s, size_t pi)
 {
 	const struct stats_proc *p = &s->procs[pi];
-	struct json_object *threads = sorted_threads(pj), *t, *tl, *ho, *h;
-	int64_t wall = p->have_hi && p->have_lo ? stats_span(p->lo, p->hi) : 0;
+	const struct stats_thread **threads, *t;
+	int64_t wall = stats_proc_wall(p);
 	uint64_t forced = 0, vol = 0, unk = 0;
+	struct stats_handoff *ho;
 	double max_waiters = 0, v;
-	char b1[32], b2[32], b3[32];
-	size_t i, n;
+	char b1[32], b2[32], b3[32], id[16];
+	size_t i, n, nt;
 
-	for (i = 0; i < json_object_array_length(threads); i++) {
-		t = json_object_array_get_idx(threads, i);
-		forced += jget(t, "forced");
-		vol += jget(t, "voluntary");
-		unk += jget(t, "reason_unknown");
+	threads = thread_list(p, &nt);
+	if (!threads) {
+		errno = ENOMEM;
+		return -1;
+	}
+	qsort(threads, nt, sizeof(*threads), by_wait);
+	for (i = 0; i < nt; i++) {
+		forced += threads[i]->released[GIL_REASON_FORCED];
+		vol += threads[i]->released[GIL_REASON_VOLUNTARY];
+		unk += threads[i]->released[GIL_REASON_UNKNOWN];
 	}
 	fprintf(f, "Process %s\n", p->label);
 	fprintf(f, "  recorded %s, GIL held %.1f%% of it, %.2f threads waiting on average\n",
@@ -215,66 +223,64 @@ static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_
 		fprintf(f, ", %llu not classed", (unsigned long long)unk);
 	fputc('\n', f);
 	fprintf(f, "  wait p50/p90/p99/max");
-	quantiles(f, pj, "wait");
+	quantiles(f, &p->wait);
 	fprintf(f, "    hold p50/p90/p99/max");
-	quantiles(f, pj, "hold");
+	quantiles(f, &p->hold);
 	fputc('\n', f);
-	verdict(f, threads, wall);
+	verdict(f, s, threads, nt, wall);
 	fputc('\n', f);
 
 	/* two tables, each within a 120-column terminal: shares and counts, then latencies */
 	fprintf(f, "  %8s %-16s %-20s %9s %6s %6s %6s %7s %7s %7s %7s %7s\n", "tid", "thread",
 		p->attributed ? "mostly in" : "", "wall", "wait%", "hold%", "rel%", "waits", "holds",
 		"rels", "forced", "volunt");
-	for (i = 0; i < json_object_array_length(threads); i++) {
-		struct json_object *top;
+	for (i = 0; i < nt; i++) {
+		const char *top;
 
-		t = json_object_array_get_idx(threads, i);
-		top = json_object_object_get(t, "mostly_in");
-		wall = (int64_t)jget(t, "wall_ns");
+		t = threads[i];
+		top = mostly_in(s, t);
+		wall = stats_thread_wall(t);
 		fprintf(f, "  %8s %-16.16s %-20.20s %9s %5.1f%% %5.1f%% %5.1f%% %7llu %7llu %7llu %7llu "
 			"%7llu\n",
-			thread_id(t), thread_name(t),
-			top ? json_object_get_string(json_object_object_get(top, "function")) :
-			      p->attributed ? "-" : "",
-			dur(b1, sizeof(b1), (uint64_t)wall), pct(jget(t, "wait_ns"), wall),
-			pct(jget(t, "hold_ns"), wall), pct(jget(t, "release_ns"), wall),
-			(unsigned long long)jget(t, "waits"), (unsigned long long)jget(t, "holds"),
-			(unsigned long long)jget(t, "releases"), (unsigned long long)jget(t, "forced"),
-			(unsigned long long)jget(t, "voluntary"));
+			thread_id(id, sizeof(id), t), thread_name(t),
+			top ? top : p->attributed ? "-" : "",
+			dur(b1, sizeof(b1), (uint64_t)wall), pct(t->ns[GIL_KIND_TAKE], wall),
+			pct(t->ns[GIL_KIND_HOLD], wall), pct(t->ns[GIL_KIND_DROP], wall),
+			(unsigned long long)t->count[GIL_KIND_TAKE],
+			(unsigned long long)t->count[GIL_KIND_HOLD],
+			(unsigned long long)t->count[GIL_KIND_DROP],
+			(unsigned long long)t->released[GIL_REASON_FORCED],
+			(unsigned long long)t->released[GIL_REASON_VOLUNTARY]);
 	}
 	fprintf(f, "\n  %8s %-16s  %-35s  %s\n", "tid", "thread",
 		"     wait p50      p90      p99      max", "     hold p50      p90      p99      max");
-	for (i = 0; i < json_object_array_length(threads); i++) {
-		t = json_object_array_get_idx(threads, i);
-		fprintf(f, "  %8s %-16.16s ", thread_id(t), thread_name(t));
-		quantiles(f, t, "wait");
+	for (i = 0; i < nt; i++) {
+		t = threads[i];
+		fprintf(f, "  %8s %-16.16s ", thread_id(id, sizeof(id), t), thread_name(t));
+		quantiles(f, &t->wait);
 		fputs("  ", f);
-		quantiles(f, t, "hold");
+		quantiles(f, &t->hold);
 		fputc('\n', f);
 	}
 
-	tl = json_object_object_get(pj, "timeline");
-	n = json_object_array_length(json_object_object_get(tl, "utilization"));
+	n = stats_bins_used(p);
 	if (n) {
-		struct json_object *w = json_object_object_get(tl, "waiters");
-
 		for (i = 0; i < n; i++) {
-			v = json_object_get_double(json_object_array_get_idx(w, i));
+			v = stats_bin_share(p->waiters, p->width, i);
 			if (v > max_waiters)
 				max_waiters = v;
 		}
 		fprintf(f, "\n  GIL utilization over time (%zu columns over %s; ' ' idle .. '@' held "
 			"all the time):\n", n < UTIL_COLS ? n : (size_t)UTIL_COLS,
 			dur(b1, sizeof(b1), (uint64_t)stats_span(p->lo, p->hi)));
-		strip(f, json_object_object_get(tl, "utilization"), 1.0);
+		strip(f, p, p->util, n, 1.0);
 		fprintf(f, "  threads waiting over time (' ' none .. '@' %.2f on average):\n",
 			max_waiters);
-		strip(f, w, max_waiters);
+		strip(f, p, p->waiters, n, max_waiters);
 	}
 
-	ho = json_object_object_get(pj, "handoffs");
-	n = json_object_array_length(ho);
+	ho = stats_handoffs_sorted(p);
+	n = ho ? p->nr_handoffs : 0;
 	if (n) {
 		fprintf(f, "\n  Hand-offs: the thread that held the GIL last -> the thread that took "
 			"it, and how long the taker waited (%llu in all%s):\n",
@@ -283,24 +289,19 @@ static void process_text(FILE *f, const struct stats *s, size_t pi, struct json_
 		fprintf(f, "  %8s %-16s    %8s %-16s %8s %10s %10s\n", "from", "", "to", "", "count",
 			"wait sum", "wait mean");
 		for (i = 0; i < n && i < TOP_TEXT; i++) {
-			const char *fn, *tn;
-			int32_t from, to;
-			uint64_t c, w;
+			const char *fn = stats_thread_name(s, pi, ho[i].from);
+			const char *tn = stats_thread_name(s, pi, ho[i].to);
+			uint64_t c = ho[i].count, w = ho[i].wait_ns;
 
-			h = json_object_array_get_idx(ho, i);
-			from = (int32_t)jget(h, "from");
-			to = (int32_t)jget(h, "to");
-			c = jget(h, "count");
-			w = jget(h, "wait_ns");
-			fn = stats_thread_name(s, pi, from);
-			tn = stats_thread_name(s, pi, to);
-			fprintf(f, "  %8d %-16.16s -> %8d %-16.16s %8llu %10s %10s\n", from,
-				fn ? fn : "", to, tn ? tn : "", (unsigned long long)c,
+			fprintf(f, "  %8d %-16.16s -> %8d %-16.16s %8llu %10s %10s\n", ho[i].from,
+				fn ? fn : "", ho[i].to, tn ? tn : "", (unsigned long long)c,
 				dur(b2, sizeof(b2), w), dur(b3, sizeof(b3), c ? w / c : 0));
 		}
 	}
+	free(ho);
 	fputc('\n', f);
-	json_object_put(threads);
+	free(threads);
+	return 0;
 }
 
 static const char *where(char *buf, size_t len, const struct stats_fn *fn)
@@ -380,7 +381,7 @@ static void longest_text(FILE *f, const struct stats *s)
 		tn = stats_thread_name(s, lh[i].proc, lh[i].tid);
 		fn = lh[i].fn ? &s->fns[lh[i].fn - 1] : NULL;
 		r = stats_reason_name(lh[i].reason);
-		conv_fmt_us(us, lh[i].ts);
+		gil_fmt_us(us, lh[i].ts);
 		fprintf(f, "  %10s %20s %10s %8lld %8d %-16.16s %-9s %s  %s\n",
 			dur(b1, sizeof(b1), (uint64_t)lh[i].dur), us,
 			dur(b2, sizeof(b2), (uint64_t)stats_span(p->lo, lh[i].ts)), (long long)p->os_pid,
@@ -391,22 +392,26 @@ static void longest_text(FILE *f, const struct stats *s)
 }
 
 /* Several processes (a multi-rank job): one line each, to see which rank the GIL costs most. */
-static void overview(FILE *f, const struct stats *s, struct json_object *procs)
+static int overview(FILE *f, const struct stats *s)
 {
+	const struct stats_thread **threads, *t;
 	const struct stats_proc *p;
-	struct json_object *pj, *t;
 	char b1[32], b2[160], rank[24];
 	int64_t wall;
 	double share;
-	size_t i, seen;
+	size_t i, n, seen;
 
 	fprintf(f, "  %6s %8s %10s %6s %8s  %s\n", "rank", "pid", "recorded", "held", "waiters",
 		"most waiting thread (share of its time)");
 	for (i = 0; i < s->nr_procs; i++) {
 		p = &s->procs[i];
-		pj = json_object_array_get_idx(procs, i);
-		wall = p->have_hi && p->have_lo ? stats_span(p->lo, p->hi) : 0;
-		t = most(json_object_object_get(pj, "threads"), wall, false, &share, &seen);
+		wall = stats_proc_wall(p);
+		threads = thread_list(p, &n);
+		if (!threads) {
+			errno = ENOMEM;
+			return -1;
+		}
+		t = most(threads, n, wall, false, &share, &seen);
 		if (p->rank >= 0)
 			snprintf(rank, sizeof(rank), "%lld", (long long)p->rank);
 		else
@@ -415,110 +420,30 @@ static void overview(FILE *f, const struct stats *s, struct json_object *procs)
 			dur(b1, sizeof(b1), (uint64_t)wall), pct(p->ns[GIL_KIND_HOLD], wall),
 			wall > 0 ? (double)p->ns[GIL_KIND_TAKE] / (double)wall : 0.0);
 		if (t)
-			fprintf(f, "%s %.1f%%\n", who(b2, sizeof(b2), t), share);
+			fprintf(f, "%s %.1f%%\n", who(b2, sizeof(b2), s, t), share);
 		else
 			fputs("-\n", f);
+		free(threads);
 	}
 	fputc('\n', f);
+	return 0;
 }
 
 int stats_write_text(const struct stats *s, FILE *f)
 {
-	struct json_object *j = stats_json(s), *procs;
 	size_t i, threads = 0;
 
-	if (!j) {
-		errno = ENOMEM;
-		return -1;
-	}
-	procs = json_object_object_get(j, "processes");
 	for (i = 0; i < s->nr_procs; i++)
 		threads += s->procs[i].nr_threads + s->procs[i].has_other;
 	fprintf(f, "GIL statistics: %zu process%s, %zu thread%s\n\n", s->nr_procs,
 		s->nr_procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s");
-	if (s->nr_procs > 1)
-		overview(f, s, procs);
+	if (s->nr_procs > 1 && overview(f, s) < 0)
+		return -1;
 	for (i = 0; i < s->nr_procs; i++)
-		process_text(f, s, i, json_object_array_get_idx(procs, i));
+		if (process_text(f, s, i) < 0)
+			return -1;
 	functions_text(f, s);
 	longest_text(f, s);
-	json_object_put(j);
 	fflush(f);
 	return ferror(f) ? -1 : 0;
 }
-
-/* Write @what to @path ("-": standard output) with @fn. */
-static int write_to(const struct stats *s, const char *path, const char *what,
-		    int (*fn)(const struct stats *, FILE *), char *err, size_t errlen)
-{
-	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	const char *shown = f == stdout ? "standard output" : path;
-	int ret, e;
-
-	if (!f)
-		return gil_err(err, errlen, "cannot write %s to %s: %s", what, shown, strerror(errno));
-	ret = fn(s, f);
-	e = errno;
-	if (f != stdout && fclose(f) != 0 && !ret) {
-		ret = -1;
-		e = errno;
-	}
-	if (ret < 0)
-		return gil_err(err, errlen, "cannot write %s to %s: %s", what, shown, strerror(e));
-	return 0;
-}
-
-static int write_json(const struct stats *s, FILE *f)
-{
-	struct json_object *j = stats_json(s);
-	const char *t;
-
-	if (!j) {
-		errno = ENOMEM;
-		return -1;
-	}
-	t = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						      JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (t)
-		fprintf(f, "%s\n", t);
-	json_object_put(j);
-	fflush(f);
-	if (!t)
-		errno = ENOMEM;
-	return !t || ferror(f) ? -1 : 0;
-}
-
-int stats_outputs(const struct stats *s, const struct conv_options *opt, char *err, size_t errlen)
-{
-	if (opt->summary && write_to(s, "-", "the summary", stats_write_text, err, errlen) < 0)
-		return -1;
-	if (opt->summary_json &&
-	    write_to(s, opt->summary_json, "the summary JSON", write_json, err, errlen) < 0)
-		return -1;
-	if (opt->svg && write_to(s, opt->svg, "the picture", stats_write_svg, err, errlen) < 0)
-		return -1;
-	return 0;
-}
-
-/* The backend when only statistics are asked for: the trace is not written at all. */
-static int null_header(struct conv_out *o)
-{
-	return 0;
-}
-
-static int null_event(struct conv_out *o, const struct conv_event *ev)
-{
-	return 0;
-}
-
-static int null_footer(struct conv_out *o, struct json_object *other)
-{
-	return 0;
-}
-
-const struct conv_backend_ops conv_null_ops = {
-	.name = "none",
-	.header = null_header,
-	.event = null_event,
-	.footer = null_footer,
-};

@@ -287,6 +287,20 @@ static void pop_oldest(struct timeline *tl, struct point *out)
 	}
 }
 
+/* The "GIL waiters" counter's current value, at the time it took it. */
+static int emit_counter(struct timeline *tl)
+{
+	struct conv_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = CEV_COUNTER;
+	ev.proc = tl->proc;
+	ev.ts = tl->cur_ts;
+	ev.value = tl->value < 0 ? 0 : tl->value;
+	tl->st.counter_events++;
+	return tl->emit(tl->ctx, &ev);
+}
+
 /* A point flowing out of the window, in time order: counter and flows advance. */
 static int release(struct timeline *tl, const struct point *p)
 {
@@ -297,14 +311,8 @@ static int release(struct timeline *tl, const struct point *p)
 	tl->have_released = true;
 	if (tl->counter && p->counts) {
 		if (tl->have_cur && p->ts != tl->cur_ts && tl->value != tl->emitted) {
-			memset(&ev, 0, sizeof(ev));
-			ev.type = CEV_COUNTER;
-			ev.proc = tl->proc;
-			ev.ts = tl->cur_ts;
-			ev.value = tl->value < 0 ? 0 : tl->value;
-			ret = tl->emit(tl->ctx, &ev);
+			ret = emit_counter(tl);
 			tl->emitted = tl->value;
-			tl->st.counter_events++;
 		}
 		tl->cur_ts = p->ts;
 		tl->have_cur = true;
@@ -477,7 +485,6 @@ int timeline_slice(struct timeline *tl, int32_t tid, int kind, uint32_t flags, u
 
 int timeline_end(struct timeline *tl, struct timeline_stats *stats)
 {
-	struct conv_event ev;
 	struct point out;
 	int ret = 0;
 
@@ -485,15 +492,8 @@ int timeline_end(struct timeline *tl, struct timeline_stats *stats)
 		pop_oldest(tl, &out);
 		ret = release(tl, &out);
 	}
-	if (ret == 0 && tl->counter && tl->have_cur && tl->value != tl->emitted) {
-		memset(&ev, 0, sizeof(ev));
-		ev.type = CEV_COUNTER;
-		ev.proc = tl->proc;
-		ev.ts = tl->cur_ts;
-		ev.value = tl->value < 0 ? 0 : tl->value;
-		ret = tl->emit(tl->ctx, &ev);
-		tl->st.counter_events++;
-	}
+	if (ret == 0 && tl->counter && tl->have_cur && tl->value != tl->emitted)
+		ret = emit_counter(tl);
 	if (stats)
 		*stats = tl->st;
 	threads_clear(tl);

@@ -74,6 +74,13 @@ enum gil_input_format {
 	GIL_INPUT_SYSTRACE = 2, /* the reference tool's bare array of X (or B/E) events */
 };
 
+/* What a sysTrace file held besides the intervals its events made. */
+struct gil_systrace_stats {
+	uint64_t events;
+	uint64_t ignored; /* other names or phases, malformed times, unmatched E */
+	uint64_t unclosed; /* B without E (at the end: dropped) */
+};
+
 enum gil_rec_type {
 	GIL_REC_HEADER = 1,
 	GIL_REC_THREAD,
@@ -81,7 +88,7 @@ enum gil_rec_type {
 	GIL_REC_LOST,
 	GIL_REC_EXIT,
 	GIL_REC_FOOTER,
-	GIL_REC_EVENT, /* a sysTrace event object: see obj */
+	GIL_REC_FUNCTION, /* a function definition of attribution: see fn */
 	GIL_REC_UNKNOWN, /* a record type this reader does not know: skip it */
 };
 
@@ -93,7 +100,13 @@ struct gil_record {
 	uint64_t ts; /* THREAD, LOST, EXIT */
 	int cpu; /* LOST */
 	uint64_t count; /* LOST */
-	struct json_object *obj; /* HEADER, FOOTER, EVENT, UNKNOWN: the parsed object, owned by the
+	struct {
+		int64_t id; /* 0 when missing or not an integer */
+		const char *name, *file; /* NULL when not read */
+		int32_t line; /* -1 when not read */
+		const char *why; /* "unreadable": why name, file or line are missing, or NULL */
+	} fn; /* FUNCTION; strings valid until the next call */
+	struct json_object *obj; /* HEADER, FOOTER, UNKNOWN: the parsed object, owned by the
 				    reader, valid until the next call (NULL for an UNKNOWN null) */
 };
 
@@ -110,7 +123,8 @@ enum gil_input_format gil_reader_format(const struct gil_reader *r);
 
 /**
  * gil_reader_next - the next record. Returns 1 with *@rec filled, 0 at the end (complete or
- * cut: see gil_reader_truncated), -1 on a read error (reason in gil_reader_error).
+ * cut: see gil_reader_truncated), -1 on a read error (reason in gil_reader_error). A sysTrace
+ * file's events come out as the intervals they make (GIL_REC_INTERVAL, epoch nanoseconds).
  */
 int gil_reader_next(struct gil_reader *r, struct gil_record *rec);
 
@@ -121,6 +135,12 @@ int gil_reader_next(struct gil_reader *r, struct gil_record *rec);
  * Owned by the reader, valid until gil_reader_close().
  */
 struct json_object *gil_reader_footer(struct gil_reader *r);
+
+/** gil_reader_systrace_pid - the "pid" of a sysTrace file's first event; false if none. */
+bool gil_reader_systrace_pid(const struct gil_reader *r, int64_t *pid);
+
+/** gil_reader_systrace_stats - a sysTrace file's event counts so far; false for giltrace. */
+bool gil_reader_systrace_stats(const struct gil_reader *r, struct gil_systrace_stats *st);
 
 /** gil_reader_truncated - true when the input ended before its closing line (or mid-record). */
 bool gil_reader_truncated(const struct gil_reader *r);

@@ -13,6 +13,7 @@
 
 #include "rawfile.h"
 #include "common/util.h"
+#include "keys.h"
 
 #define WBUF_SIZE (256 * 1024)
 /* Longest line we build in place (an interval is < 100 bytes); larger ones are written whole. */
@@ -63,22 +64,11 @@ struct gil_rawfile *gil_rawfile_create(int dirfd, const char *name, char *err, s
 
 static int write_all(struct gil_rawfile *w, const char *p, size_t n)
 {
-	ssize_t r;
-
 	if (w->err[0])
 		return -1;
-	while (n) {
-		r = write(w->fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			gil_err(w->err, sizeof(w->err), "cannot write %s: %s", w->name,
-				strerror(errno));
-			return -1;
-		}
-		p += r;
-		n -= (size_t)r;
-	}
+	if (gil_write_all(w->fd, p, n) < 0)
+		return gil_err(w->err, sizeof(w->err), "cannot write %s: %s", w->name,
+			       strerror(errno));
 	return 0;
 }
 
@@ -153,7 +143,7 @@ int gil_rawfile_header(struct gil_rawfile *w, struct json_object *header)
 		return -1;
 	memcpy(p, magic, sizeof(magic) - 1);
 	w->len += sizeof(magic) - 1;
-	return put_object(w, "header", header);
+	return put_object(w, GIL_KEY_HEADER, header);
 }
 
 int gil_rawfile_thread(struct gil_rawfile *w, int32_t tid, const char *name, uint64_t ts)
@@ -169,10 +159,10 @@ int gil_rawfile_thread(struct gil_rawfile *w, int32_t tid, const char *name, uin
 		json_object_put(o);
 		return -1;
 	}
-	json_object_object_add(o, "tid", json_object_new_int(tid));
-	json_object_object_add(o, "name", json_object_new_string(utf8));
-	json_object_object_add(o, "ts", json_object_new_uint64(ts));
-	ret = put_object(w, "thread", o);
+	json_object_object_add(o, GIL_KEY_REC_TID, json_object_new_int(tid));
+	json_object_object_add(o, GIL_KEY_REC_NAME, json_object_new_string(utf8));
+	json_object_object_add(o, GIL_KEY_REC_TS, json_object_new_uint64(ts));
+	ret = put_object(w, GIL_KEY_THREAD, o);
 	json_object_put(o);
 	free(utf8);
 	return ret;
@@ -213,10 +203,10 @@ int gil_rawfile_lost(struct gil_rawfile *w, int cpu, uint64_t count, uint64_t ts
 
 	if (!o)
 		return -1;
-	json_object_object_add(o, "cpu", json_object_new_int(cpu));
-	json_object_object_add(o, "count", json_object_new_uint64(count));
-	json_object_object_add(o, "ts", json_object_new_uint64(ts));
-	ret = put_object(w, "lost", o);
+	json_object_object_add(o, GIL_KEY_REC_CPU, json_object_new_int(cpu));
+	json_object_object_add(o, GIL_KEY_REC_COUNT, json_object_new_uint64(count));
+	json_object_object_add(o, GIL_KEY_REC_TS, json_object_new_uint64(ts));
+	ret = put_object(w, GIL_KEY_LOST, o);
 	json_object_put(o);
 	return ret;
 }
@@ -228,9 +218,9 @@ int gil_rawfile_exit(struct gil_rawfile *w, int32_t tid, uint64_t ts)
 
 	if (!o)
 		return -1;
-	json_object_object_add(o, "tid", json_object_new_int(tid));
-	json_object_object_add(o, "ts", json_object_new_uint64(ts));
-	ret = put_object(w, "exit", o);
+	json_object_object_add(o, GIL_KEY_REC_TID, json_object_new_int(tid));
+	json_object_object_add(o, GIL_KEY_REC_TS, json_object_new_uint64(ts));
+	ret = put_object(w, GIL_KEY_EXIT, o);
 	json_object_put(o);
 	return ret;
 }
@@ -249,13 +239,13 @@ int gil_rawfile_function(struct gil_rawfile *w, uint32_t id, const char *name, c
 
 	if (!o)
 		return -1;
-	json_object_object_add(o, "id", json_object_new_int64(id));
-	json_object_object_add(o, "name", name ? json_object_new_string(name) : NULL);
-	json_object_object_add(o, "file", file ? json_object_new_string(file) : NULL);
-	json_object_object_add(o, "line", line >= 0 ? json_object_new_int(line) : NULL);
+	json_object_object_add(o, GIL_KEY_FN_ID, json_object_new_int64(id));
+	json_object_object_add(o, GIL_KEY_FN_NAME, name ? json_object_new_string(name) : NULL);
+	json_object_object_add(o, GIL_KEY_FN_FILE, file ? json_object_new_string(file) : NULL);
+	json_object_object_add(o, GIL_KEY_FN_LINE, line >= 0 ? json_object_new_int(line) : NULL);
 	if (why)
-		json_object_object_add(o, "unreadable", json_object_new_string(why));
-	ret = put_object(w, "fn", o);
+		json_object_object_add(o, GIL_KEY_FN_UNREADABLE, json_object_new_string(why));
+	ret = put_object(w, GIL_KEY_FN, o);
 	json_object_put(o);
 	return ret;
 }
@@ -268,7 +258,7 @@ int gil_rawfile_finish(struct gil_rawfile *w, struct json_object *footer)
 
 	if (!w || w->fd < 0)
 		return 0;
-	if (put_object(w, "footer", footer) < 0)
+	if (put_object(w, GIL_KEY_FOOTER, footer) < 0)
 		ret = -1;
 	p = ret ? NULL : reserve(w, sizeof(tail));
 	if (p) {

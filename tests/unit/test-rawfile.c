@@ -451,6 +451,50 @@ static void test_general_path(void **state)
 	gil_reader_close(r);
 }
 
+/* Function definitions of attribution come out as GIL_REC_FUNCTION, their fields read. */
+static void test_functions(void **state)
+{
+	static const char text[] =
+		GIL_RAWFILE_MAGIC "\n"
+		"{\"fn\":{\"id\":3,\"name\":\"spin\",\"file\":\"/w.py\",\"line\":13}},\n"
+		"{\"fn\":{\"id\":4,\"name\":null,\"file\":null,\"line\":null,"
+		"\"unreadable\":\"no Python frame\"}},\n"
+		"{\"fn\":{\"name\":\"x\",\"line\":99999999999}},\n"
+		"{\"fn\":7}\n"
+		"]}\n";
+	struct gil_record rec;
+	struct gil_reader *r;
+	char err[256];
+
+	(void)state;
+	put_file("fn.json", text, sizeof(text) - 1);
+	r = gil_reader_open(path_of("fn.json"), err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_FUNCTION);
+	assert_int_equal(rec.fn.id, 3);
+	assert_string_equal(rec.fn.name, "spin");
+	assert_string_equal(rec.fn.file, "/w.py");
+	assert_int_equal(rec.fn.line, 13);
+	assert_null(rec.fn.why);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_FUNCTION);
+	assert_int_equal(rec.fn.id, 4);
+	assert_null(rec.fn.name);
+	assert_null(rec.fn.file);
+	assert_int_equal(rec.fn.line, -1);
+	assert_string_equal(rec.fn.why, "no Python frame");
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_FUNCTION);
+	assert_int_equal(rec.fn.id, 0); /* none given */
+	assert_int_equal(rec.fn.line, -1); /* out of range */
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_UNKNOWN); /* "fn" that is not an object */
+	assert_int_equal(gil_reader_next(r, &rec), 0);
+	assert_false(gil_reader_truncated(r));
+	gil_reader_close(r);
+}
+
 static void test_systrace(void **state)
 {
 	static const char x[] =
@@ -463,7 +507,9 @@ static void test_systrace(void **state)
 	static const char be[] = "[{\"name\":\"take_gil\",\"ph\":\"B\",\"ts\":1,\"pid\":\"1\","
 				 "\"tid\":\"GIL_1\"},{\"ph\":\"E\",\"ts\":2,\"pid\":\"1\","
 				 "\"tid\":\"GIL_1\"}";
+	struct gil_systrace_stats ss;
 	struct gil_record rec;
+	int64_t pid;
 	struct gil_reader *r;
 	char err[256];
 
@@ -472,26 +518,40 @@ static void test_systrace(void **state)
 	assert_non_null(r);
 	assert_int_equal(gil_reader_format(r), GIL_INPUT_SYSTRACE);
 	assert_null(gil_reader_footer(r));
+	assert_true(gil_reader_systrace_pid(r, &pid));
+	assert_int_equal(pid, 0);
+	/* a take, then the drop completes a hold and itself; the digits survive exactly */
 	assert_int_equal(gil_reader_next(r, &rec), 1);
-	assert_int_equal(rec.type, GIL_REC_EVENT);
-	assert_string_equal(json_object_get_string(json_object_object_get(rec.obj, "name")),
-			    "take_gil");
-	/* the duration's digits survive: json-c keeps the text of a double */
-	assert_string_equal(json_object_to_json_string(json_object_object_get(rec.obj, "dur")),
-			    "3.120");
+	assert_int_equal(rec.type, GIL_REC_INTERVAL);
+	assert_int_equal(rec.iv.kind, GIL_KIND_TAKE);
+	assert_int_equal(rec.iv.tid, 3096504);
+	assert_true(rec.iv.start == 1736408883694250000ull);
+	assert_int_equal(rec.iv.dur, 3120);
 	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.iv.kind, GIL_KIND_HOLD);
+	assert_true(rec.iv.start == 1736408883694253120ull);
+	assert_int_equal(rec.iv.dur, 599880);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.iv.kind, GIL_KIND_DROP);
+	assert_int_equal(rec.iv.dur, 860);
 	assert_int_equal(gil_reader_next(r, &rec), 0);
 	assert_false(gil_reader_truncated(r));
 	assert_int_equal(gil_reader_records(r), 2);
+	assert_true(gil_reader_systrace_stats(r, &ss));
+	assert_int_equal(ss.events, 2);
+	assert_int_equal(ss.ignored, 0);
 	gil_reader_close(r);
 
-	/* the older B/E form, cut before its closing bracket */
+	/* the older B/E form, cut before its closing bracket: B then E make one take */
 	put_file("be.json", be, sizeof(be) - 1);
 	r = gil_reader_open(path_of("be.json"), err, sizeof(err));
 	assert_non_null(r);
 	assert_int_equal(gil_reader_format(r), GIL_INPUT_SYSTRACE);
 	assert_int_equal(gil_reader_next(r, &rec), 1);
-	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_INTERVAL);
+	assert_int_equal(rec.iv.kind, GIL_KIND_TAKE);
+	assert_int_equal(rec.iv.start, 1000);
+	assert_int_equal(rec.iv.dur, 1000);
 	assert_int_equal(gil_reader_next(r, &rec), 0);
 	assert_true(gil_reader_truncated(r));
 	gil_reader_close(r);
@@ -585,7 +645,8 @@ static void test_read_errors(void **state)
 			  "%s: invalid JSON: expected ',' or ']' between records");
 	expect_next_error("trailing.json", GIL_RAWFILE_MAGIC "\n[1,0,5,6,0]\n]}\nxyz\n", 1,
 			  "%s: unexpected data after the end of the recording");
-	expect_next_error("sys-bad.json", "[{\"name\":\"take_gil\",\"ph\":\"X\"}, 5]", 1,
+	/* an event without a time makes no interval: the next record is the error */
+	expect_next_error("sys-bad.json", "[{\"name\":\"take_gil\",\"ph\":\"X\"}, 5]", 0,
 			  "%s: record 2: not an event object");
 }
 
@@ -647,7 +708,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_cut_everywhere),
 		cmocka_unit_test(test_large),        cmocka_unit_test(test_general_path),
-		cmocka_unit_test(test_systrace),     cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_functions), cmocka_unit_test(test_systrace),     cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_read_errors),  cmocka_unit_test(test_empty),
 	};
 

@@ -281,17 +281,17 @@ static void test_fmt_us(void **state)
 {
 	char buf[32];
 
-	conv_fmt_us(buf, 1736408883694250123);
+	gil_fmt_us(buf, 1736408883694250123);
 	assert_string_equal(buf, "1736408883694250.123");
-	conv_fmt_us(buf, 5);
+	gil_fmt_us(buf, 5);
 	assert_string_equal(buf, "0.005");
-	conv_fmt_us(buf, 0);
+	gil_fmt_us(buf, 0);
 	assert_string_equal(buf, "0.000");
-	conv_fmt_us(buf, -1500);
+	gil_fmt_us(buf, -1500);
 	assert_string_equal(buf, "-1.500");
-	conv_fmt_us(buf, INT64_MIN);
+	gil_fmt_us(buf, INT64_MIN);
 	assert_string_equal(buf, "-9223372036854775.808");
-	assert_int_equal(conv_fmt_us(buf, INT64_MAX), strlen("9223372036854775.807"));
+	assert_int_equal(gil_fmt_us(buf, INT64_MAX), strlen("9223372036854775.807"));
 }
 
 int main(void)

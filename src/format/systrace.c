@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* sysTrace GIL events -> giltrace intervals (the reference converter's rules, per thread). */
+/*
+ * The reference tool's files (see systrace.h): which bare arrays are sysTrace files, and their
+ * GIL events turned into giltrace intervals by the reference converter's rules, per thread.
+ */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -9,6 +12,7 @@
 #include <string.h>
 
 #include "giltrace.h"
+#include "common/util.h"
 #include "systrace.h"
 
 struct st_thread {
@@ -20,26 +24,38 @@ struct st_thread {
 	int64_t open_ts[2];
 };
 
-struct systrace {
-	systrace_emit_fn emit;
-	void *ctx;
+struct gil_systrace {
 	struct st_thread *th;
 	size_t cap, n;
-	struct systrace_stats st;
+	struct gil_systrace_stats st;
+	struct gil_interval *out; /* where the event being read puts its intervals */
+	int nout;
 };
 
-struct systrace *systrace_alloc(systrace_emit_fn emit, void *ctx)
+struct gil_systrace *gil_systrace_alloc(void)
 {
-	struct systrace *st = calloc(1, sizeof(*st));
-
-	if (st) {
-		st->emit = emit;
-		st->ctx = ctx;
-	}
-	return st;
+	return calloc(1, sizeof(struct gil_systrace));
 }
 
-static struct st_thread *thread_get(struct systrace *st, int32_t tid)
+bool gil_systrace_recognize(struct json_object *o)
+{
+	struct json_object *name, *ph;
+	const char *n, *p;
+
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "ph", &ph))
+		return false;
+	p = json_object_get_string(ph);
+	if (!p || (strcmp(p, "X") && strcmp(p, "B") && strcmp(p, "E")))
+		return false;
+	if (!strcmp(p, "E") && !json_object_object_get_ex(o, "name", &name))
+		return true; /* old B/E files: E may carry no name */
+	if (!json_object_object_get_ex(o, "name", &name))
+		return false;
+	n = json_object_get_string(name);
+	return n && (!strcmp(n, "take_gil") || !strcmp(n, "drop_gil"));
+}
+
+static struct st_thread *thread_get(struct gil_systrace *st, int32_t tid)
 {
 	size_t i, j;
 
@@ -69,13 +85,8 @@ static struct st_thread *thread_get(struct systrace *st, int32_t tid)
 	return &st->th[i];
 }
 
-bool systrace_us_ns(struct json_object *v, int64_t *ns)
+static bool us_ns(struct json_object *v, int64_t *ns)
 {
-	const char *s;
-	int64_t ip = 0, fr = 0;
-	int digits = 0;
-	bool any = false, neg = false;
-
 	if (!v)
 		return false;
 	if (json_object_is_type(v, json_type_int)) {
@@ -89,29 +100,8 @@ bool systrace_us_ns(struct json_object *v, int64_t *ns)
 	if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_string))
 		return false;
 	/* a double keeps the text it was parsed from: read the digits, not the double */
-	s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) :
-						       json_object_to_json_string(v);
-	if (*s == '-') {
-		neg = true;
-		s++;
-	}
-	for (; *s >= '0' && *s <= '9'; s++, any = true) {
-		if (ip > INT64_MAX / 10000)
-			return false;
-		ip = ip * 10 + (*s - '0');
-	}
-	if (*s == '.')
-		for (s++; *s >= '0' && *s <= '9'; s++, any = true)
-			if (digits < 3) {
-				fr = fr * 10 + (*s - '0');
-				digits++;
-			}
-	if (!any || *s)
-		return false;
-	while (digits++ < 3)
-		fr *= 10;
-	*ns = (ip * 1000 + fr) * (neg ? -1 : 1);
-	return true;
+	return gil_us_text_ns(json_object_is_type(v, json_type_string) ?
+			      json_object_get_string(v) : json_object_to_json_string(v), ns);
 }
 
 static bool parse_id(struct json_object *v, int64_t *out)
@@ -139,14 +129,14 @@ static bool parse_id(struct json_object *v, int64_t *out)
 	return true;
 }
 
-bool systrace_pid(struct json_object *ev, int64_t *pid)
+bool gil_systrace_pid(struct json_object *ev, int64_t *pid)
 {
 	struct json_object *v;
 
 	return json_object_object_get_ex(ev, "pid", &v) && parse_id(v, pid);
 }
 
-static int emit(struct systrace *st, int32_t tid, int kind, int64_t ts, int64_t dur)
+static int emit(struct gil_systrace *st, int32_t tid, int kind, int64_t ts, int64_t dur)
 {
 	struct gil_interval iv = {
 		.tid = tid,
@@ -155,11 +145,12 @@ static int emit(struct systrace *st, int32_t tid, int kind, int64_t ts, int64_t 
 		.dur = (uint64_t)(dur > 0 ? dur : 0),
 	};
 
-	return st->emit(st->ctx, &iv);
+	st->out[st->nout++] = iv;
+	return 0;
 }
 
 /* One complete take_gil or drop_gil call of @t. */
-static int call(struct systrace *st, struct st_thread *t, int kind, int64_t ts, int64_t dur)
+static int call(struct gil_systrace *st, struct st_thread *t, int kind, int64_t ts, int64_t dur)
 {
 	if (kind == GIL_KIND_TAKE) {
 		if (emit(st, t->tid, GIL_KIND_TAKE, ts, dur) < 0)
@@ -175,7 +166,7 @@ static int call(struct systrace *st, struct st_thread *t, int kind, int64_t ts, 
 	return emit(st, t->tid, GIL_KIND_DROP, ts, dur);
 }
 
-int systrace_event(struct systrace *st, struct json_object *ev)
+static int event(struct gil_systrace *st, struct json_object *ev)
 {
 	struct json_object *v;
 	struct st_thread *t;
@@ -193,14 +184,14 @@ int systrace_event(struct systrace *st, struct json_object *ev)
 	if (!json_object_object_get_ex(ev, "ph", &v) || !(ph = json_object_get_string(v)) ||
 	    !json_object_object_get_ex(ev, "tid", &v) || !parse_id(v, &tid) || tid < INT32_MIN ||
 	    tid > INT32_MAX || !json_object_object_get_ex(ev, "ts", &v) ||
-	    !systrace_us_ns(v, &ts))
+	    !us_ns(v, &ts))
 		goto ignore;
 	t = thread_get(st, (int32_t)tid);
 	if (!t)
 		return -1;
 	if (!strcmp(ph, "X")) {
 		if (kind < 0 || !json_object_object_get_ex(ev, "dur", &v) ||
-		    !systrace_us_ns(v, &dur))
+		    !us_ns(v, &dur))
 			goto ignore;
 		return call(st, t, kind, ts, dur);
 	}
@@ -230,17 +221,24 @@ ignore:
 	return 0;
 }
 
-void systrace_finish(struct systrace *st, struct systrace_stats *stats)
+int gil_systrace_event(struct gil_systrace *st, struct json_object *ev,
+		      struct gil_interval out[GIL_SYSTRACE_OUT_MAX])
+{
+	st->out = out;
+	st->nout = 0;
+	return event(st, ev) < 0 ? -1 : st->nout;
+}
+
+void gil_systrace_stats(const struct gil_systrace *st, struct gil_systrace_stats *stats)
 {
 	size_t i;
 
+	*stats = st->st;
 	for (i = 0; i < st->cap; i++)
-		st->st.unclosed += st->th[i].used ? st->th[i].open[0] + st->th[i].open[1] : 0;
-	if (stats)
-		*stats = st->st;
+		stats->unclosed += st->th[i].used ? st->th[i].open[0] + st->th[i].open[1] : 0;
 }
 
-void systrace_free(struct systrace *st)
+void gil_systrace_free(struct gil_systrace *st)
 {
 	if (!st)
 		return;

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The key names of the recording format (doc/format.md), one definition each, for the side that
+ * writes them (format/writer.c, record/recorder.c) and the side that reads them back
+ * (format/reader.c, convert/). A key renamed here is renamed in both.
+ */
+#ifndef GIL_FORMAT_KEYS_H
+#define GIL_FORMAT_KEYS_H
+
+/* ---- record types: {"<type>":{...}} ---- */
+#define GIL_KEY_HEADER "header"
+#define GIL_KEY_FOOTER "footer"
+#define GIL_KEY_THREAD "thread"
+#define GIL_KEY_LOST "lost" /* also the footer's count of lost events */
+#define GIL_KEY_EXIT "exit"
+#define GIL_KEY_FN "fn"
+
+/* ---- inside thread, lost, exit and fn records ---- */
+#define GIL_KEY_REC_TID "tid"
+#define GIL_KEY_REC_NAME "name"
+#define GIL_KEY_REC_TS "ts"
+#define GIL_KEY_REC_CPU "cpu"
+#define GIL_KEY_REC_COUNT "count"
+#define GIL_KEY_FN_ID "id"
+#define GIL_KEY_FN_NAME "name"
+#define GIL_KEY_FN_FILE "file"
+#define GIL_KEY_FN_LINE "line"
+#define GIL_KEY_FN_UNREADABLE "unreadable"
+
+/* ---- the header (record/recorder.c write_header) ---- */
+#define GIL_KEY_TOOL "tool"
+#define GIL_KEY_PID "pid"
+#define GIL_KEY_RANK "rank"
+#define GIL_KEY_RANK_SOURCE "rank_source"
+#define GIL_KEY_CMDLINE "cmdline"
+#define GIL_KEY_COMM "comm"
+#define GIL_KEY_PYTHON_VERSION "python_version"
+#define GIL_KEY_HOSTNAME "hostname"
+#define GIL_KEY_RECORDER_PID "recorder_pid"
+#define GIL_KEY_GROUP "group"
+#define GIL_KEY_CLOCK "clock"
+#define GIL_KEY_START_NS "start_ns"
+#define GIL_KEY_CLOCK_OFFSETS "clock_offsets" /* header and footer */
+#define GIL_KEY_OBJECT "object"
+#define GIL_KEY_BUILD_ID "build_id"
+#define GIL_KEY_SYMBOLS_FROM "symbols_from"
+#define GIL_KEY_PROBES "probes"
+#define GIL_KEY_APPROXIMATE "approximate"
+#define GIL_KEY_APPROXIMATE_REASON "approximate_reason"
+#define GIL_KEY_DWARF_FROM "dwarf_from"
+#define GIL_KEY_ATTRIBUTION "attribution"
+
+/* ---- inside clock_offsets: the other clocks minus CLOCK_MONOTONIC_RAW ---- */
+#define GIL_KEY_OFFSET_MONOTONIC "monotonic_ns"
+#define GIL_KEY_OFFSET_REALTIME "realtime_ns"
+
+/* ---- the footer (record/recorder.c finish_target) ---- */
+#define GIL_KEY_END_NS "end_ns"
+#define GIL_KEY_REASON "reason"
+#define GIL_KEY_EVENTS "events"
+#define GIL_KEY_INTERVALS "intervals"
+#define GIL_KEY_LOST_PER_CPU "lost_per_cpu"
+#define GIL_KEY_THROTTLED "throttled"
+#define GIL_KEY_FOREIGN_EVENTS "foreign_events"
+#define GIL_KEY_THREADS "threads"
+
+#endif /* GIL_FORMAT_KEYS_H */
