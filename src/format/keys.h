@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The key names of the recording format (doc/format.md), one definition each, for the side that
- * writes them (format/writer.c, record/recorder.c) and the side that reads them back
+ * writes them (format/writer.c, record/recfile.c) and the side that reads them back
  * (format/reader.c, convert/). A key renamed here is renamed in both.
  */
 #ifndef GIL_FORMAT_KEYS_H
@@ -27,7 +27,7 @@
 #define GIL_KEY_FN_LINE "line"
 #define GIL_KEY_FN_UNREADABLE "unreadable"
 
-/* ---- the header (record/recorder.c write_header) ---- */
+/* ---- the header (record/recfile.c write_header) ---- */
 #define GIL_KEY_TOOL "tool"
 #define GIL_KEY_PID "pid"
 #define GIL_KEY_RANK "rank"
@@ -49,12 +49,36 @@
 #define GIL_KEY_APPROXIMATE_REASON "approximate_reason"
 #define GIL_KEY_DWARF_FROM "dwarf_from"
 #define GIL_KEY_ATTRIBUTION "attribution"
+#define GIL_KEY_SITES_OVER_CAP "sites_over_cap" /* only when sites were left unprobed */
+
+/* ---- one probe of the header's probes list ---- */
+#define GIL_KEY_PROBE_FUNCTION "function"
+#define GIL_KEY_PROBE_SYMBOL "symbol"
+#define GIL_KEY_PROBE_ADDRESS "address"
+#define GIL_KEY_PROBE_OFFSET "offset"
+#define GIL_KEY_PROBE_METHOD "method"
+#define GIL_KEY_PROBE_ROLE "role"
+#define GIL_KEY_PROBE_RETURN "return_probe"
+#define GIL_KEY_PROBE_SKIPPED "skipped"
+#define GIL_KEY_PROBE_APPROXIMATE "approximate"
+#define GIL_KEY_PROBE_ATTRIBUTION "attribution"
+#define GIL_KEY_PROBE_ATTRIBUTION_WHY "attribution_why"
+
+/* ---- the header's attribution object ---- */
+#define GIL_KEY_ATTR_ENABLED "enabled"
+#define GIL_KEY_ATTR_OFFSETS_FROM "offsets_from"
+#define GIL_KEY_ATTR_OFFSETS_FILE "offsets_file"
+#define GIL_KEY_ATTR_QUALNAME "qualname"
+#define GIL_KEY_ATTR_RELEASE_REASON "release_reason"
+#define GIL_KEY_ATTR_ENTRY_SITES "entry_sites"
+#define GIL_KEY_ATTR_ATTRIBUTED_SITES "attributed_sites"
+#define GIL_KEY_ATTR_WHY "why"
 
 /* ---- inside clock_offsets: the other clocks minus CLOCK_MONOTONIC_RAW ---- */
 #define GIL_KEY_OFFSET_MONOTONIC "monotonic_ns"
 #define GIL_KEY_OFFSET_REALTIME "realtime_ns"
 
-/* ---- the footer (record/recorder.c finish_target) ---- */
+/* ---- the footer (record/recfile.c finish_target) ---- */
 #define GIL_KEY_END_NS "end_ns"
 #define GIL_KEY_REASON "reason"
 #define GIL_KEY_EVENTS "events"

@@ -13,6 +13,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "format/keys.h"
 #include "recorder.h"
 
 /* A JSON string of bytes from the system (comm, cmdline): '?' where they break UTF-8. */
@@ -64,8 +65,9 @@ static struct json_object *offsets_json(const struct gil_clock_offsets *off)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "monotonic_ns", json_object_new_int64(off->monotonic_ns));
-	json_object_object_add(o, "realtime_ns", json_object_new_int64(off->realtime_ns));
+	json_object_object_add(o, GIL_KEY_OFFSET_MONOTONIC,
+			       json_object_new_int64(off->monotonic_ns));
+	json_object_object_add(o, GIL_KEY_OFFSET_REALTIME, json_object_new_int64(off->realtime_ns));
 	return o;
 }
 
@@ -92,22 +94,25 @@ static struct json_object *attribution_json(const struct gil_recorder *rec, cons
 	bool on = at && o->nr_fetching > 0 && rec->fntab;
 	const char *why = rec_attribution_why(rec, o);
 
-	json_object_object_add(a, "enabled", json_object_new_boolean(on));
+	json_object_object_add(a, GIL_KEY_ATTR_ENABLED, json_object_new_boolean(on));
 	if (at && at->source != GIL_ATTR_SRC_NONE) {
-		json_object_object_add(a, "offsets_from", json_object_new_string(
-								  gil_attrib_source_name(at->source)));
-		json_object_object_add(a, "offsets_file",
+		json_object_object_add(a, GIL_KEY_ATTR_OFFSETS_FROM,
+				       json_object_new_string(gil_attrib_source_name(at->source)));
+		json_object_object_add(a, GIL_KEY_ATTR_OFFSETS_FILE,
 				       at->from ? jstr_utf8(at->from) : NULL);
-		json_object_object_add(a, "qualname", json_object_new_boolean(at->layout.qualname));
-		json_object_object_add(a, "release_reason",
+		json_object_object_add(a, GIL_KEY_ATTR_QUALNAME,
+				       json_object_new_boolean(at->layout.qualname));
+		json_object_object_add(a, GIL_KEY_ATTR_RELEASE_REASON,
 				       json_object_new_boolean(at->layout.req != GIL_REQ_NONE));
-		json_object_object_add(a, "entry_sites", json_object_new_int64((int64_t)at->nr_entries));
-		json_object_object_add(a, "attributed_sites", json_object_new_int64(o->nr_fetching));
+		json_object_object_add(a, GIL_KEY_ATTR_ENTRY_SITES,
+				       json_object_new_int64((int64_t)at->nr_entries));
+		json_object_object_add(a, GIL_KEY_ATTR_ATTRIBUTED_SITES,
+				       json_object_new_int64(o->nr_fetching));
 	} else {
-		json_object_object_add(a, "offsets_from", NULL);
+		json_object_object_add(a, GIL_KEY_ATTR_OFFSETS_FROM, NULL);
 	}
 	if (why)
-		json_object_object_add(a, "why", json_object_new_string(why));
+		json_object_object_add(a, GIL_KEY_ATTR_WHY, json_object_new_string(why));
 	return a;
 }
 
@@ -123,72 +128,81 @@ int rec_write_header(struct gil_recorder *rec, struct target *t)
 	size_t i;
 	int ret;
 
-	json_object_object_add(h, "tool", json_object_new_string("giltrace " PACKAGE_VERSION));
-	json_object_object_add(h, "pid", json_object_new_int(t->pid));
-	json_object_object_add(h, "rank", json_object_new_int(t->rank));
-	json_object_object_add(h, "rank_source",
+	json_object_object_add(h, GIL_KEY_TOOL,
+			       json_object_new_string("giltrace " PACKAGE_VERSION));
+	json_object_object_add(h, GIL_KEY_PID, json_object_new_int(t->pid));
+	json_object_object_add(h, GIL_KEY_RANK, json_object_new_int(t->rank));
+	json_object_object_add(h, GIL_KEY_RANK_SOURCE,
 			       t->rank_source ? json_object_new_string(t->rank_source) : NULL);
-	json_object_object_add(h, "cmdline", jstr_utf8(t->cmdline ? t->cmdline : ""));
-	json_object_object_add(h, "comm", jstr_utf8(t->comm));
-	json_object_object_add(h, "python_version",
+	json_object_object_add(h, GIL_KEY_CMDLINE, jstr_utf8(t->cmdline ? t->cmdline : ""));
+	json_object_object_add(h, GIL_KEY_COMM, jstr_utf8(t->comm));
+	json_object_object_add(h, GIL_KEY_PYTHON_VERSION,
 			       o->version[0] ? json_object_new_string(o->version) : NULL);
-	json_object_object_add(h, "hostname",
+	json_object_object_add(h, GIL_KEY_HOSTNAME,
 			       json_object_new_string(uname(&u) == 0 ? u.nodename : ""));
-	json_object_object_add(h, "recorder_pid", json_object_new_int(getpid()));
-	json_object_object_add(h, "group", json_object_new_string(rec->probes->group));
-	json_object_object_add(h, "clock", json_object_new_string(GIL_CLOCK_NAME));
-	json_object_object_add(h, "start_ns", json_object_new_uint64(t->start_ns));
-	json_object_object_add(h, "clock_offsets", offsets_json(&rec->off_start));
+	json_object_object_add(h, GIL_KEY_RECORDER_PID, json_object_new_int(getpid()));
+	json_object_object_add(h, GIL_KEY_GROUP, json_object_new_string(rec->probes->group));
+	json_object_object_add(h, GIL_KEY_CLOCK, json_object_new_string(GIL_CLOCK_NAME));
+	json_object_object_add(h, GIL_KEY_START_NS, json_object_new_uint64(t->start_ns));
+	json_object_object_add(h, GIL_KEY_CLOCK_OFFSETS, offsets_json(&rec->off_start));
 	/* paths are bytes a user chose: the file is JSON, so UTF-8 */
-	json_object_object_add(h, "object", jstr_utf8(o->path));
-	json_object_object_add(h, "build_id", json_object_new_string(o->syms->build_id));
-	json_object_object_add(h, "symbols_from",
+	json_object_object_add(h, GIL_KEY_OBJECT, jstr_utf8(o->path));
+	json_object_object_add(h, GIL_KEY_BUILD_ID, json_object_new_string(o->syms->build_id));
+	json_object_object_add(h, GIL_KEY_SYMBOLS_FROM,
 			       jstr_utf8(o->syms->symbols_from ? o->syms->symbols_from : o->path));
 	if (o->syms->nr_over_cap)
-		json_object_object_add(h, "sites_over_cap",
+		json_object_object_add(h, GIL_KEY_SITES_OVER_CAP,
 				       json_object_new_uint64(o->syms->nr_over_cap));
 	for (i = 0; i < o->syms->nr_sites; i++) {
 		s = &o->syms->sites[i];
 		pr = json_object_new_object();
-		json_object_object_add(pr, "function", json_object_new_string(
-							       s->fn == GIL_FN_TAKE ? "take_gil" : "drop_gil"));
-		json_object_object_add(pr, "symbol", jstr_utf8(s->symbol));
+		json_object_object_add(
+			pr, GIL_KEY_PROBE_FUNCTION,
+			json_object_new_string(s->fn == GIL_FN_TAKE ? "take_gil" : "drop_gil"));
+		json_object_object_add(pr, GIL_KEY_PROBE_SYMBOL, jstr_utf8(s->symbol));
 		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)s->addr);
-		json_object_object_add(pr, "address", json_object_new_string(hex));
+		json_object_object_add(pr, GIL_KEY_PROBE_ADDRESS, json_object_new_string(hex));
 		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)s->offset);
-		json_object_object_add(pr, "offset", json_object_new_string(hex));
-		json_object_object_add(pr, "method", json_object_new_string(s->method));
-		json_object_object_add(pr, "role", json_object_new_string(
-							   s->role == GIL_SITE_EXIT ? "exit" : "entry"));
-		json_object_object_add(pr, "return_probe", json_object_new_boolean(s->retprobe));
+		json_object_object_add(pr, GIL_KEY_PROBE_OFFSET, json_object_new_string(hex));
+		json_object_object_add(pr, GIL_KEY_PROBE_METHOD, json_object_new_string(s->method));
+		json_object_object_add(
+			pr, GIL_KEY_PROBE_ROLE,
+			json_object_new_string(s->role == GIL_SITE_EXIT ? "exit" : "entry"));
+		json_object_object_add(pr, GIL_KEY_PROBE_RETURN,
+				       json_object_new_boolean(s->retprobe));
 		if (s->approximate)
-			json_object_object_add(pr, "approximate", json_object_new_boolean(true));
+			json_object_object_add(pr, GIL_KEY_PROBE_APPROXIMATE,
+					       json_object_new_boolean(true));
 		if (s->skipped)
-			json_object_object_add(pr, "skipped", json_object_new_int((int)s->skipped));
+			json_object_object_add(pr, GIL_KEY_PROBE_SKIPPED,
+					       json_object_new_int((int)s->skipped));
 		/* probes were made site by site: the entry (or exit) probe, then its return */
 		gp = idx >= 0 && (size_t)idx < rec->probes->nr ? &rec->probes->v[idx] : NULL;
 		idx += 1 + s->retprobe;
 		if (o->attrib && s->role == GIL_SITE_ENTRY) {
-			json_object_object_add(pr, "attribution",
+			json_object_object_add(pr, GIL_KEY_PROBE_ATTRIBUTION,
 					       json_object_new_boolean(gp && gp->fetches));
 			if (gp && !gp->fetches)
-				json_object_object_add(pr, "attribution_why", json_object_new_string(
-					gp->fetch_refused[0] ? gp->fetch_refused
-							     : o->attrib->sites[i].why
-								       ? o->attrib->sites[i].why
-								       : "not available"));
+				json_object_object_add(
+					pr, GIL_KEY_PROBE_ATTRIBUTION_WHY,
+					json_object_new_string(
+						gp->fetch_refused[0]	  ? gp->fetch_refused
+						: o->attrib->sites[i].why ? o->attrib->sites[i].why
+									  : "not available"));
 		}
 		json_object_array_add(probes, pr);
 	}
-	json_object_object_add(h, "probes", probes);
+	json_object_object_add(h, GIL_KEY_PROBES, probes);
 	/* Readers must not take approximate releases for exact ones: say so once, and why. */
-	json_object_object_add(h, "approximate", json_object_new_boolean(o->syms->approximate));
+	json_object_object_add(h, GIL_KEY_APPROXIMATE,
+			       json_object_new_boolean(o->syms->approximate));
 	if (o->syms->approximate && o->syms->reason)
-		json_object_object_add(h, "approximate_reason",
+		json_object_object_add(h, GIL_KEY_APPROXIMATE_REASON,
 				       json_object_new_string(o->syms->reason));
 	if (o->syms->dwarf_from)
-		json_object_object_add(h, "dwarf_from", json_object_new_string(o->syms->dwarf_from));
-	json_object_object_add(h, "attribution", attribution_json(rec, o));
+		json_object_object_add(h, GIL_KEY_DWARF_FROM,
+				       json_object_new_string(o->syms->dwarf_from));
+	json_object_object_add(h, GIL_KEY_ATTRIBUTION, attribution_json(rec, o));
 	ret = gil_rawfile_header(t->file, h);
 	json_object_put(h);
 	if (ret < 0)
@@ -217,31 +231,31 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 	rec_fill_summary(t);
 	gil_clock_offsets_sample(&off);
 	f = json_object_new_object();
-	json_object_object_add(f, "end_ns", json_object_new_uint64(end));
-	json_object_object_add(f, "clock_offsets", offsets_json(&off));
-	json_object_object_add(f, "reason", json_object_new_string(reason));
-	json_object_object_add(f, "events", json_object_new_uint64(t->events));
-	json_object_object_add(f, "intervals",
+	json_object_object_add(f, GIL_KEY_END_NS, json_object_new_uint64(end));
+	json_object_object_add(f, GIL_KEY_CLOCK_OFFSETS, offsets_json(&off));
+	json_object_object_add(f, GIL_KEY_REASON, json_object_new_string(reason));
+	json_object_object_add(f, GIL_KEY_EVENTS, json_object_new_uint64(t->events));
+	json_object_object_add(f, GIL_KEY_INTERVALS,
 			       json_object_new_uint64(gil_rawfile_intervals(t->file)));
-	json_object_object_add(f, "lost", json_object_new_uint64(rec->lost));
+	json_object_object_add(f, GIL_KEY_LOST, json_object_new_uint64(rec->lost));
 	lpc = json_object_new_array();
 	ncpu = gil_rings_nr_cpus(rec->rings);
 	for (i = 0; i < ncpu; i++)
 		json_object_array_add(lpc, json_object_new_uint64(rec->lost_per_cpu[i]));
-	json_object_object_add(f, "lost_per_cpu", lpc);
+	json_object_object_add(f, GIL_KEY_LOST_PER_CPU, lpc);
 	/* Never silent: samples the kernel throttled, and samples of processes not recorded. */
-	json_object_object_add(f, "throttled", json_object_new_uint64(rec->throttled));
-	json_object_object_add(f, "foreign_events", json_object_new_uint64(rec->unknown));
+	json_object_object_add(f, GIL_KEY_THROTTLED, json_object_new_uint64(rec->throttled));
+	json_object_object_add(f, GIL_KEY_FOREIGN_EVENTS, json_object_new_uint64(rec->unknown));
 	threads = json_object_new_array();
 	for (k = 0; k < t->nr_summary; k++) {
 		if (t->summary[k].tid < 0)
 			continue;
 		th = json_object_new_object();
-		json_object_object_add(th, "tid", json_object_new_int(t->summary[k].tid));
-		json_object_object_add(th, "name", jstr_utf8(t->summary[k].name));
+		json_object_object_add(th, GIL_KEY_REC_TID, json_object_new_int(t->summary[k].tid));
+		json_object_object_add(th, GIL_KEY_REC_NAME, jstr_utf8(t->summary[k].name));
 		json_object_array_add(threads, th);
 	}
-	json_object_object_add(f, "threads", threads);
+	json_object_object_add(f, GIL_KEY_THREADS, threads);
 	if (gil_rawfile_finish(t->file, f) < 0) {
 		rec_set_err(rec, "%s", gil_rawfile_error(t->file));
 		ret = -1;
