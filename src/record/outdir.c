@@ -16,59 +16,144 @@
 
 #include "recorder.h"
 
-/* mkdir -p with mode 0750 for what we create; refuses symlinks and world-writable dirs. */
+/* The user on whose behalf we run: sudo's invoking user, else the real user. */
+static uid_t invoking_uid(void)
+{
+	const char *s = getenv("SUDO_UID");
+	char *end;
+	unsigned long v;
+
+	if (s && *s && geteuid() == 0) {
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (!errno && !*end && v < (unsigned long)(uid_t)-1)
+			return (uid_t)v;
+	}
+	return getuid();
+}
+
+/*
+ * A symbolic link met on the way (not the directory itself) is followed only when nobody but
+ * root could have put it there: owned by root, in a directory owned by root that no one else
+ * may write (/home -> /data/home). Any other link is refused: it could point anywhere by the
+ * time we use it.
+ */
+static bool trusted_link(int dirfd, const char *name)
+{
+	struct stat dir, lnk;
+
+	return !fstat(dirfd, &dir) && !fstatat(dirfd, name, &lnk, AT_SYMLINK_NOFOLLOW) &&
+	       S_ISLNK(lnk.st_mode) && lnk.st_uid == 0 && dir.st_uid == 0 &&
+	       !(dir.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * Open the output directory, creating what is missing (mode 0750), one component at a time
+ * through directory descriptors: no component is a link a user could change (see
+ * trusted_link), and what we create is checked to be ours before we go into it. The directory
+ * itself must be owned by root or by the invoking user and not writable by every user (sticky
+ * or not: names another user creates there would block or steal recordings).
+ */
 int rec_open_outdir(struct gil_recorder *rec)
 {
-	char *path = strdup(rec->outdir), *p;
+	char *path = strdup(rec->outdir), *comp, *next, c;
+	uid_t me = invoking_uid();
+	int dirfd, fd = -1;
+	bool made;
 	struct stat st;
-	int fd = -1;
 
 	if (!path)
 		return -1;
-	for (p = path + 1; ; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-
-			*p = '\0';
-			if (mkdir(path, 0750) < 0 && errno != EEXIST) {
-				rec_set_err(rec, "cannot create output directory %s: %s (choose another with --output-dir)",
-					path, strerror(errno));
-				goto out;
-			}
-			*p = c;
-			if (!c)
-				break;
-		}
-	}
-	if (lstat(rec->outdir, &st) < 0) {
+	dirfd = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
 		rec_set_err(rec, "cannot use output directory %s: %s", rec->outdir, strerror(errno));
 		goto out;
 	}
-	if (S_ISLNK(st.st_mode)) {
-		rec_set_err(rec, "output directory %s is a symbolic link: refusing it (give the real path with --output-dir)",
-			rec->outdir);
-		goto out;
+	for (comp = path; *comp; comp = next) {
+		while (*comp == '/')
+			comp++;
+		if (!*comp)
+			break;
+		for (next = comp; *next && *next != '/'; next++)
+			;
+		c = *next;
+		*next = '\0';
+		made = false;
+		fd = openat(dirfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT) {
+			if (mkdirat(dirfd, comp, 0750) < 0 && errno != EEXIST) {
+				rec_set_err(rec, "cannot create output directory %.*s: %s (choose another with --output-dir)",
+					    (int)(next - path), path, strerror(errno));
+				goto fail;
+			}
+			made = true;
+			fd = openat(dirfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		/* a link as the directory itself is refused even so: name the real directory */
+		if (fd < 0 && c && (errno == ELOOP || errno == ENOTDIR) && trusted_link(dirfd, comp))
+			fd = openat(dirfd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOTDIR && !fstatat(dirfd, comp, &st, AT_SYMLINK_NOFOLLOW) &&
+			    S_ISLNK(st.st_mode))
+				errno = ELOOP;
+			if (errno == ELOOP && !c)
+				rec_set_err(rec, "output directory %s is a symbolic link: refusing it (give the real path with --output-dir)",
+					    rec->outdir);
+			else if (errno == ELOOP)
+				rec_set_err(rec, "output directory %s: %.*s is a symbolic link: refusing it (give the real path with --output-dir)",
+					    rec->outdir, (int)(next - path), path);
+			else if (errno == ENOTDIR && c)
+				rec_set_err(rec, "cannot create output directory %s: Not a directory (choose another with --output-dir)",
+					    rec->outdir);
+			else if (errno == ENOTDIR)
+				rec_set_err(rec, "output directory %s is not a directory", rec->outdir);
+			else
+				rec_set_err(rec, "cannot use output directory %s: %s", rec->outdir,
+					    strerror(errno));
+			goto fail;
+		}
+		if (made && (fstat(fd, &st) < 0 || st.st_uid != geteuid())) {
+			/* someone else's directory took the name between mkdir and open */
+			rec_set_err(rec, "output directory %.*s changed while it was created: refusing it",
+				    (int)(next - path), path);
+			close(fd);
+			fd = -1;
+			goto fail;
+		}
+		close(dirfd);
+		dirfd = fd;
+		fd = -1;
+		*next = c;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		rec_set_err(rec, "output directory %s is not a directory", rec->outdir);
-		goto out;
+	if (fstat(dirfd, &st) < 0) {
+		rec_set_err(rec, "cannot use output directory %s: %s", rec->outdir, strerror(errno));
+		goto fail;
 	}
-	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+	if (st.st_mode & S_IWOTH) {
 		rec_set_err(rec, "output directory %s is writable by every user: refusing it (chmod o-w it or choose another with --output-dir)",
-			rec->outdir);
-		goto out;
+			    rec->outdir);
+		goto fail;
 	}
-	fd = open(rec->outdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (st.st_uid != 0 && st.st_uid != me) {
+		rec_set_err(rec, "output directory %s belongs to user %u: refusing it (use a directory of yours or root's with --output-dir)",
+			    rec->outdir, (unsigned int)st.st_uid);
+		goto fail;
+	}
+	/* reopen for real: files are created through this descriptor (O_PATH cannot) */
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		rec_set_err(rec, "cannot open output directory %s: %s", rec->outdir, strerror(errno));
-		goto out;
+		goto fail;
 	}
 	if (faccessat(fd, ".", W_OK, AT_EACCESS) < 0) {
 		rec_set_err(rec, "output directory %s is not writable: %s (choose another with --output-dir)",
-			rec->outdir, strerror(errno));
+			    rec->outdir, strerror(errno));
 		close(fd);
 		fd = -1;
 	}
+fail:
+	if (dirfd >= 0)
+		close(dirfd);
 out:
 	free(path);
 	rec->dirfd = fd;
