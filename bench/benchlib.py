@@ -323,7 +323,12 @@ def probe_sites(python):
                 if "recording" in line:
                     with open(os.path.join(TRACING, "uprobe_events")) as f:
                         lines = [l.strip() for l in f
-                                 if re.match(r"^[pr]:gil_%d/" % rec.pid, l)]
+                                 if re.match(r"^[pr]:gil_%d_[0-9a-f]+_\d+/" % rec.pid, l)]
+                    # its probes name the file it read by descriptor: the path behind it
+                    fds = {m: os.readlink("/proc/%d/fd/%s" % (rec.pid, m))
+                           for m in set(re.findall(r" /proc/self/fd/(\d+):", " ".join(lines)))}
+                    lines = [re.sub(r" /proc/self/fd/(\d+):", lambda m: " %s:" % fds[m.group(1)], l)
+                             for l in lines]
                     break
         if not lines:
             raise RuntimeError("gil-record could not probe %s: %s" % (python, err))

@@ -241,18 +241,18 @@ def intervals(records, tid=None, kind=None):
 
 
 def probes_of_ours():
-    """Lines in uprobe_events that belong to a giltrace group (gil_<pid>)."""
+    """Lines in uprobe_events that belong to a giltrace group (gil_<pid>_<pidns>_<start>)."""
     try:
         with open(os.path.join(TRACING, "uprobe_events")) as f:
-            return [l for l in f.read().splitlines() if re.match(r"^[pr]:gil_\d+/", l)]
+            return [l for l in f.read().splitlines() if re.match(r"^[pr]:gil_\d+_[0-9a-f]+_\d+/", l)]
     except OSError:
         return []
 
 
 def check_no_probes():
-    """No group gil_<pid> whose recorder is gone: a leak (live recorders' groups are theirs)."""
+    """No group gil_<pid>_... whose recorder is gone: a leak (live recorders' groups are theirs)."""
     left = [l for l in probes_of_ours()
-            if not os.path.exists("/proc/%s" % l.split("/")[0][len("p:gil_"):])]
+            if not os.path.exists("/proc/%s" % l.split("/")[0][len("p:gil_"):].split("_")[0])]
     check(not left, "probe groups left behind: %s" % left)
 
 

@@ -17,9 +17,9 @@ if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 	echo "FAIL: timed out after ${GIL_TEST_TIMEOUT}s" >&2
 	rc=1
 fi
-# A group gil_<pid> whose recorder is gone is a leak: some exit path did not clean up.
+# A group gil_<pid>_<pidns>_<start> whose recorder is gone is a leak: an exit path did not clean up.
 if [ -r "$tracing/uprobe_events" ]; then
-	leaked=$(sed -n 's/^[pr]:gil_\([0-9][0-9]*\)\/.*/\1/p' "$tracing/uprobe_events" | sort -u |
+	leaked=$(sed -n 's/^[pr]:gil_\([0-9][0-9]*\)\(_[0-9a-f]*_[0-9]*\)\{0,1\}\/.*/\1/p' "$tracing/uprobe_events" | sort -u |
 		while read -r owner; do [ -d "/proc/$owner" ] || echo "gil_$owner"; done)
 	if [ -n "$leaked" ]; then
 		echo "FAIL: probe groups left in $tracing/uprobe_events: $leaked" >&2

@@ -5,26 +5,55 @@
 #endif
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event-parse.h>
 #include <tracefs.h>
 
 #include "probes.h"
+#include "procs.h"
 #include "common/util.h"
 
 #define GROUP_PREFIX "gil_"
 
+/*
+ * A group is named after the recorder that owns it, in a way that identifies it without doubt
+ * for --cleanup: gil_<pid>_<pid namespace inode, hex>_<start time in ticks>. A pid alone says
+ * nothing in another pid namespace, and is reused.
+ */
+struct owner {
+	pid_t pid;
+	uint64_t ns, start;
+};
+
+static int self_owner(struct owner *o)
+{
+	struct stat st;
+
+	o->pid = getpid();
+	if (stat("/proc/self/ns/pid", &st) < 0 || gil_proc_starttime(o->pid, &o->start) < 0)
+		return -1;
+	o->ns = (uint64_t)st.st_ino;
+	return 0;
+}
+
 struct gil_probes *gil_probes_alloc(void)
 {
 	struct gil_probes *p = calloc(1, sizeof(*p));
+	struct owner o;
 
-	if (p)
-		snprintf(p->group, sizeof(p->group), GROUP_PREFIX "%d", (int)getpid());
+	if (!p)
+		return NULL;
+	if (self_owner(&o) < 0) {
+		free(p);
+		return NULL;
+	}
+	snprintf(p->group, sizeof(p->group), GROUP_PREFIX "%d_%llx_%llu", (int)o.pid,
+		 (unsigned long long)o.ns, (unsigned long long)o.start);
 	return p;
 }
 
@@ -34,7 +63,7 @@ struct gil_probes *gil_probes_alloc(void)
  */
 static char *our_kernel_error(const struct gil_probes *p, const char *event)
 {
-	char *log = tracefs_error_last(NULL), *msg = NULL, *s, *e, want[80];
+	char *log = tracefs_error_last(NULL), *msg = NULL, *s, *e, want[128];
 
 	if (!log)
 		return NULL;
@@ -185,39 +214,53 @@ void gil_probes_free(struct gil_probes *p)
 	free(p);
 }
 
-/* The recorder pid of a group named gil_<pid>, or 0 when the name is not ours. */
-static pid_t group_owner(const char *group)
+/* The owner a group's name gives; false when the name is not one giltrace makes. */
+static bool group_owner(const char *group, struct owner *o)
 {
-	const char *s;
-	char *end;
-	long v;
+	unsigned long long ns, start;
+	int pid, n = 0;
 
-	if (!group || strncmp(group, GROUP_PREFIX, strlen(GROUP_PREFIX)))
-		return 0;
-	s = group + strlen(GROUP_PREFIX);
-	v = strtol(s, &end, 10);
-	if (end == s || *end || v <= 0)
-		return 0;
-	return (pid_t)v;
+	if (!group || sscanf(group, GROUP_PREFIX "%d_%llx_%llu%n", &pid, &ns, &start, &n) != 3 ||
+	    group[n] || pid <= 0)
+		return false;
+	o->pid = pid;
+	o->ns = ns;
+	o->start = start;
+	return true;
+}
+
+/*
+ * Is the recorder that owns a group gone for sure? Only when it lived in our pid namespace
+ * and its pid now names no process, or one that started at another time. A recorder of
+ * another pid namespace cannot be told from here: its group stays.
+ */
+static bool owner_gone(const struct owner *o, const struct owner *self)
+{
+	uint64_t start;
+
+	if (o->ns != self->ns || (o->pid == self->pid && o->start == self->start))
+		return false;
+	return gil_proc_starttime(o->pid, &start) < 0 || start != o->start;
 }
 
 int gil_probes_cleanup_stale(void)
 {
 	struct tracefs_dynevent **all, **d;
 	char *system = NULL, *event = NULL;
-	char removed[64][32];
+	char removed[64][64];
 	int nr_removed = 0, ret = 0, i;
-	pid_t owner;
+	struct owner self, owner;
 
+	if (self_owner(&self) < 0)
+		return -1;
 	all = tracefs_dynevent_get_all(TRACEFS_DYNEVENT_UPROBE | TRACEFS_DYNEVENT_URETPROBE, NULL);
 	if (!all)
 		return errno == ENOENT || errno == 0 ? 0 : -1;
 	for (d = all; *d; d++) {
 		if (tracefs_dynevent_info(*d, &system, &event, NULL, NULL, NULL) == TRACEFS_DYNEVENT_UNKNOWN)
 			continue;
-		owner = group_owner(system);
-		/* Only groups of a recorder that no longer runs; kill(0) tells without touching it. */
-		if (owner && owner != getpid() && kill(owner, 0) < 0 && errno == ESRCH) {
+		/* only groups giltrace made, of a recorder that is gone for sure */
+		if (group_owner(system, &owner) && owner_gone(&owner, &self)) {
 			if (tracefs_dynevent_destroy(*d, false) < 0) {
 				ret = -1;
 			} else {

@@ -27,7 +27,7 @@ struct gil_probe {
 };
 
 struct gil_probes {
-	char group[32];
+	char group[64]; /* gil_<pid>_<pid namespace inode, hex>_<start time>: see probes.c */
 	struct gil_probe *v;
 	size_t nr, cap;
 	struct tep_handle *tep; /* our group's event formats, for decoding */
@@ -55,7 +55,9 @@ int gil_probes_destroy(struct gil_probes *p);
 void gil_probes_free(struct gil_probes *p);
 
 /**
- * gil_probes_cleanup_stale - remove uprobe groups named gil_<pid> whose recorder process is gone.
+ * gil_probes_cleanup_stale - remove the uprobe groups of recorders that are gone for sure: named
+ * as giltrace names them (gil_<pid>_<pid namespace>_<start time>), by a recorder of our pid
+ * namespace whose pid names no process now, or one started at another time. Nothing else.
  * Returns the number of groups removed or -1.
  */
 int gil_probes_cleanup_stale(void);

@@ -225,6 +225,29 @@ static char proc_state(pid_t pid)
 	return st;
 }
 
+int gil_proc_starttime(pid_t pid, uint64_t *out)
+{
+	char path[64], *s, *p;
+	unsigned long long v;
+	int field, ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	s = gil_read_file(path, 4096, NULL);
+	if (!s)
+		return -1;
+	/* starttime is field 22; counting starts after comm, which may hold spaces */
+	p = strrchr(s, ')');
+	for (field = 2; p && *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (p && field == 22 && sscanf(p, "%llu", &v) == 1) {
+		*out = v;
+		ret = 0;
+	}
+	free(s);
+	return ret;
+}
+
 bool gil_proc_exists(pid_t pid)
 {
 	char st = proc_state(pid);

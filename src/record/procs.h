@@ -38,6 +38,12 @@ char *gil_proc_cmdline(pid_t pid);
 /** gil_proc_comm - /proc/PID/task/TID/comm without the newline, into @buf (>= 17 bytes). */
 int gil_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 
+/**
+ * gil_proc_starttime - when @pid started, in clock ticks since boot (/proc/PID/stat field 22):
+ * with the pid it names one process for the life of the system. Returns 0, or -1.
+ */
+int gil_proc_starttime(pid_t pid, uint64_t *out);
+
 /** gil_proc_exists - @pid is alive (not a zombie). */
 bool gil_proc_exists(pid_t pid);
 

@@ -36,10 +36,10 @@ try:
     # SIGKILL: the group stays; the file is readable up to its last complete line.
     rec = Recorder("--pid", w.pid)
     time.sleep(1.0)
-    group = "gil_%d" % rec.p.pid
+    group = "gil_%d_" % rec.p.pid
     rec.signal(signal.SIGKILL)
     rec.wait()
-    left = [l for l in probes_of_ours() if l[2:].startswith(group + "/")]
+    left = [l for l in probes_of_ours() if l[2:].startswith(group)]
     check(left, "SIGKILL left no group?! the test cannot see the leak it is meant to clean")
     path = rec.files()[0]
     with open(path) as f:
@@ -47,30 +47,43 @@ try:
     # the last piece has no newline: a cut record, whatever it ends with
     complete = [l for l in lines[1:-1] if l.endswith(",")]
     check(len(complete) > 10, "killed recording kept only %d complete lines" % len(complete))
-    # A fake group of a live process (ours) must survive the cleanup: never remove what is not stale.
-    mine = "gil_%d" % os.getpid()
+    # Groups that are not provably stale must survive the cleanup: a live process's (ours,
+    # named as giltrace names them), one of a recorder in another pid namespace (whose pid
+    # means nothing here), and one merely named gil_<dead pid> that giltrace did not make.
+    with open("/proc/self/stat") as f:
+        start = f.read().rsplit(")", 1)[1].split()[19]
+    ns = os.stat("/proc/self/ns/pid").st_ino
+    dead = 4000000
+    while os.path.exists("/proc/%d" % dead):
+        dead += 1
+    canaries = ["gil_%d_%x_%s" % (os.getpid(), ns, start),
+                "gil_%d_%x_%s" % (dead, ns + 1, start),
+                "gil_%d" % dead]
     libpython = [l.split()[-1] for l in open("/proc/%d/maps" % w.pid) if "libpython" in l][0]
     off = h["probes"][0]["offset"]
-    uprobe_write("p:%s/canary %s:%s" % (mine, libpython, off))
+    for c in canaries:
+        uprobe_write("p:%s/canary %s:%s" % (c, libpython, off))
     try:
         out = subprocess.run([GIL_RECORD, "--cleanup"], capture_output=True, text=True)
         check(out.returncode == 0, "--cleanup failed: %s" % out.stderr)
         check("removed 1 stale probe group" in out.stderr, "--cleanup said: %r" % out.stderr)
-        now = probes_of_ours()
-        check(not [l for l in now if l[2:].startswith(group + "/")], "--cleanup left the stale group: %s" % now)
-        check([l for l in now if l[2:].startswith(mine + "/")], "--cleanup removed a live recorder's group")
+        now = [l.split()[0] for l in open(os.path.join(TRACING, "uprobe_events"))]
+        check(not [l for l in now if l[2:].startswith(group)], "--cleanup left the stale group: %s" % now)
+        for c in canaries:
+            check("p:%s/canary" % c in now, "--cleanup removed %s, which is not provably stale" % c)
     finally:
-        uprobe_write("-:%s/canary" % mine)
+        for c in canaries:
+            uprobe_write("-:%s/canary" % c)
 
     # And a new recording cleans a stale group by itself.
     rec = Recorder("--pid", w.pid)
-    group = "gil_%d" % rec.p.pid
+    group = "gil_%d_" % rec.p.pid
     rec.signal(signal.SIGKILL)
     rec.wait()
-    check([l for l in probes_of_ours() if l[2:].startswith(group + "/")], "no stale group to test with")
+    check([l for l in probes_of_ours() if l[2:].startswith(group)], "no stale group to test with")
     rec = Recorder("--pid", w.pid, "--duration", "0.5")
     check(rec.wait() == 0, "run after a kill failed: %s" % rec.err)
-    check(not [l for l in probes_of_ours() if l[2:].startswith(group + "/")], "a new run did not remove the stale group")
+    check(not [l for l in probes_of_ours() if l[2:].startswith(group)], "a new run did not remove the stale group")
 finally:
     w.finish()
 check_no_probes()
