@@ -5,6 +5,7 @@
 #endif
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -13,14 +14,43 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/dirwalk.h"
 #include "outfile.h"
 #include "common/util.h"
+
+/* A temporary name beside @base in @dirfd, created O_EXCL; its name into *@tmp. */
+static int make_tmp(int dirfd, const char *base, char **tmp)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned int seed = (unsigned int)getpid() ^ (unsigned int)(uintptr_t)tmp;
+	char suffix[7];
+	int fd, i, k;
+
+	for (i = 0; i < 100; i++) {
+		for (k = 0; k < 6; k++)
+			suffix[k] = chars[rand_r(&seed) % (sizeof(chars) - 1)];
+		suffix[6] = '\0';
+		free(*tmp);
+		if (asprintf(tmp, ".%s.%s", base, suffix) < 0) {
+			*tmp = NULL;
+			errno = ENOMEM;
+			return -1;
+		}
+		fd = openat(dirfd, *tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
 
 struct outfile *outfile_open(const char *path, char *err, size_t errlen)
 {
 	struct outfile *o;
-	char *dcopy = NULL, *bcopy = NULL;
+	char *dcopy = NULL, *bcopy = NULL, at[4096];
+	const char *base;
 	struct stat st;
+	int saved = 0;
 	mode_t mask;
 
 	o = calloc(1, sizeof(*o));
@@ -30,21 +60,48 @@ struct outfile *outfile_open(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	o->fd = -1;
+	o->dirfd = -1;
 	if (!strcmp(path, "-")) {
 		o->fd = STDOUT_FILENO;
 		return o;
 	}
 	o->path = strdup(path);
-	if (!o->path) {
+	dcopy = strdup(path);
+	bcopy = strdup(path);
+	if (!o->path || !dcopy || !bcopy) {
 		gil_err(err, errlen, "out of memory");
 		goto fail;
 	}
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+	/* the directory, through no link another user could have made */
+	o->dirfd = gil_dir_walk(dirname(dcopy), false, true, at, sizeof(at));
+	if (o->dirfd < 0) {
+		saved = errno;
+		if (saved == ELOOP)
+			gil_err(err, errlen, "cannot write %s: %s is a symbolic link another user could have made; give the real path", path, at);
+		else
+			gil_err(err, errlen, "cannot write %s: %s", path, strerror(saved));
+		goto fail;
+	}
+	base = basename(bcopy);
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || !strcmp(base, "/")) {
+		gil_err(err, errlen, "cannot write %s: not a file name", path);
+		goto fail;
+	}
+	if (fstatat(o->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
+	    !gil_link_trusted(o->dirfd, base)) {
+		/* replacing it would do no harm, but the user asked for its target: say no */
+		gil_err(err, errlen, "cannot write %s: a symbolic link another user could have made; remove it or choose another --output",
+			path);
+		saved = ELOOP;
+		goto fail;
+	}
+	if (fstatat(o->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISDIR(st.st_mode)) {
 		/*
-		 * /dev/null, /dev/stdout, a FIFO, a link: written through, never replaced. Without
-		 * O_CREAT, so that a dangling link is not followed to create a file.
+		 * /dev/null, /dev/stdout, a FIFO, a link of ours: written through, never replaced.
+		 * Without O_CREAT, so that a dangling link is not followed to create a file.
 		 */
-		o->fd = open(path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+		o->fd = openat(o->dirfd, base, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
 		if (o->fd < 0 && errno == ENOENT && S_ISLNK(st.st_mode)) {
 			gil_err(err, errlen, "cannot write %s: a symbolic link to a file that does not "
 				"exist; remove the link or choose another --output", path);
@@ -54,24 +111,21 @@ struct outfile *outfile_open(const char *path, char *err, size_t errlen)
 			gil_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
 			goto fail;
 		}
+		free(dcopy);
+		free(bcopy);
 		return o;
 	}
-	dcopy = strdup(path);
-	bcopy = strdup(path);
-	if (!dcopy || !bcopy ||
-	    asprintf(&o->tmp, "%s/.%s.XXXXXX", dirname(dcopy), basename(bcopy)) < 0) {
-		o->tmp = NULL;
+	o->base = strdup(base);
+	if (!o->base) {
 		gil_err(err, errlen, "out of memory");
 		goto fail;
 	}
-	o->fd = mkstemp(o->tmp);
+	o->fd = make_tmp(o->dirfd, base, &o->tmp);
 	if (o->fd < 0) {
 		gil_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		free(o->tmp);
-		o->tmp = NULL;
 		goto fail;
 	}
-	/* mkstemp makes 0600; the trace gets the usual 0666 & ~umask */
+	/* created 0600; the trace gets the usual 0666 & ~umask */
 	mask = umask(0);
 	umask(mask);
 	if (fchmod(o->fd, 0666 & ~mask) < 0) {
@@ -82,9 +136,12 @@ struct outfile *outfile_open(const char *path, char *err, size_t errlen)
 	free(bcopy);
 	return o;
 fail:
+	if (!saved)
+		saved = errno;
 	free(dcopy);
 	free(bcopy);
 	outfile_abort(o);
+	errno = saved; /* ELOOP: a link refused (@err says which) */
 	return NULL;
 }
 
@@ -134,7 +191,8 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
 		goto out;
 	}
 	o->fd = -1;
-	if (o->tmp && rename(o->tmp, o->path) < 0) {
+	/* renameat replaces a link of ours too, never its target: in the directory we walked */
+	if (o->tmp && renameat(o->dirfd, o->tmp, o->dirfd, o->base) < 0) {
 		gil_err(o->err, sizeof(o->err), "cannot write %s: %s", o->path, strerror(errno));
 		goto out;
 	}
@@ -155,8 +213,11 @@ void outfile_abort(struct outfile *o)
 	if (o->path && o->fd >= 0)
 		close(o->fd);
 	if (o->tmp)
-		unlink(o->tmp);
+		unlinkat(o->dirfd, o->tmp, 0);
+	if (o->dirfd >= 0)
+		close(o->dirfd);
 	free(o->tmp);
+	free(o->base);
 	free(o->path);
 	free(o->buf);
 	free(o);

@@ -12,7 +12,9 @@
 struct outfile {
 	int fd;
 	char *path; /* the final name; NULL for standard output */
-	char *tmp; /* the temporary name while writing; NULL when written in place */
+	char *tmp; /* the temporary name while writing (in dirfd); NULL when written in place */
+	char *base; /* the final name in dirfd */
+	int dirfd; /* the output's directory, walked without untrusted links (common/dirwalk.c) */
 	char *buf;
 	size_t len;
 	uint64_t written;
@@ -21,9 +23,11 @@ struct outfile {
 
 /**
  * outfile_open - start writing @path ("-": standard output) through a temporary file in the same
- * directory, renamed to @path when complete. A @path that is a symbolic link, a device, a FIFO
- * or a socket (/dev/null, /dev/stdout, a named pipe) is written in place instead: renaming over
- * it would replace it with a regular file. NULL with a reason in @err. Pair with
+ * directory, renamed to @path when complete. The directory is reached through no link another
+ * user could have made (common/dirwalk.c), and a @path that is such a link is refused: root
+ * converting in a directory a user can write never writes where the user points. A device, a
+ * FIFO, a socket or a link of ours (/dev/null, /dev/stdout, a named pipe) is written in place:
+ * renaming over it would replace it with a regular file. NULL with a reason in @err. Pair with
  * outfile_commit() or outfile_abort().
  */
 struct outfile *outfile_open(const char *path, char *err, size_t errlen);

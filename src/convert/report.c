@@ -7,28 +7,58 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "outfile.h"
 #include "stats.h"
 #include "common/util.h"
 
-/* Write @what to @path ("-": standard output) with @fn. */
+/*
+ * Write @what to @path ("-": standard output) with @fn, through the same outfile as the trace:
+ * complete or not at all, and never through a link another user could have made.
+ */
 static int write_to(const struct stats *s, const char *path, const char *what,
 		    int (*fn)(const struct stats *, FILE *), char *err, size_t errlen)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	const char *shown = f == stdout ? "standard output" : path;
-	int ret, e;
+	const char *shown = strcmp(path, "-") ? path : "standard output";
+	struct outfile *o;
+	char why[512];
+	FILE *f;
+	int fd, ret, e;
 
-	if (!f)
+	if (!strcmp(path, "-")) {
+		ret = fn(s, stdout);
+		if (ret < 0 || fflush(stdout) != 0)
+			return gil_err(err, errlen, "cannot write %s to %s: %s", what, shown,
+				       strerror(errno));
+		return 0;
+	}
+	o = outfile_open(path, why, sizeof(why));
+	if (!o && errno == ELOOP)
+		return gil_err(err, errlen, "cannot write %s: %s", what, why);
+	if (!o)
 		return gil_err(err, errlen, "cannot write %s to %s: %s", what, shown, strerror(errno));
+	fd = dup(o->fd);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		outfile_abort(o);
+		return gil_err(err, errlen, "cannot write %s to %s: %s", what, shown, strerror(e));
+	}
 	ret = fn(s, f);
 	e = errno;
-	if (f != stdout && fclose(f) != 0 && !ret) {
+	if (fclose(f) != 0 && !ret) {
 		ret = -1;
 		e = errno;
 	}
-	if (ret < 0)
+	if (ret < 0) {
+		outfile_abort(o);
 		return gil_err(err, errlen, "cannot write %s to %s: %s", what, shown, strerror(e));
+	}
+	if (outfile_commit(o, why, sizeof(why)) < 0)
+		return gil_err(err, errlen, "cannot write %s: %s", what, why);
 	return 0;
 }
 

@@ -8,12 +8,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/dirwalk.h"
 #include "recorder.h"
 
 /* The user on whose behalf we run: sudo's invoking user, else the real user. */
@@ -33,117 +35,59 @@ static uid_t invoking_uid(void)
 }
 
 /*
- * A symbolic link met on the way (not the directory itself) is followed only when nobody but
- * root could have put it there: owned by root, in a directory owned by root that no one else
- * may write (/home -> /data/home). Any other link is refused: it could point anywhere by the
- * time we use it.
- */
-static bool trusted_link(int dirfd, const char *name)
-{
-	struct stat dir, lnk;
-
-	return !fstat(dirfd, &dir) && !fstatat(dirfd, name, &lnk, AT_SYMLINK_NOFOLLOW) &&
-	       S_ISLNK(lnk.st_mode) && lnk.st_uid == 0 && dir.st_uid == 0 &&
-	       !(dir.st_mode & (S_IWGRP | S_IWOTH));
-}
-
-/*
  * Open the output directory, creating what is missing (mode 0750), one component at a time
- * through directory descriptors: no component is a link a user could change (see
- * trusted_link), and what we create is checked to be ours before we go into it. The directory
- * itself must be owned by root or by the invoking user and not writable by every user (sticky
- * or not: names another user creates there would block or steal recordings).
+ * (common/dirwalk.c): no component is a link a user could change, and what we create is
+ * checked to be ours before we go into it. The directory itself must be owned by root or by
+ * the invoking user and not writable by every user (sticky or not: names another user creates
+ * there would block or steal recordings).
  */
 int rec_open_outdir(struct gil_recorder *rec)
 {
-	char *path = strdup(rec->outdir), *comp, *next, c;
+	char at[PATH_MAX];
 	uid_t me = invoking_uid();
 	int dirfd, fd = -1;
-	bool made;
 	struct stat st;
 
-	if (!path)
-		return -1;
-	dirfd = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dirfd = gil_dir_walk(rec->outdir, true, false, at, sizeof(at));
 	if (dirfd < 0) {
-		rec_set_err(rec, "cannot use output directory %s: %s", rec->outdir, strerror(errno));
-		goto out;
-	}
-	for (comp = path; *comp; comp = next) {
-		while (*comp == '/')
-			comp++;
-		if (!*comp)
-			break;
-		for (next = comp; *next && *next != '/'; next++)
-			;
-		c = *next;
-		*next = '\0';
-		made = false;
-		fd = openat(dirfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT) {
-			if (mkdirat(dirfd, comp, 0750) < 0 && errno != EEXIST) {
-				rec_set_err(rec, "cannot create output directory %.*s: %s (choose another with --output-dir)",
-					    (int)(next - path), path, strerror(errno));
-				goto fail;
-			}
-			made = true;
-			fd = openat(dirfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		}
-		/* a link as the directory itself is refused even so: name the real directory */
-		if (fd < 0 && c && (errno == ELOOP || errno == ENOTDIR) && trusted_link(dirfd, comp))
-			fd = openat(dirfd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0) {
-			if (errno == ENOTDIR && !fstatat(dirfd, comp, &st, AT_SYMLINK_NOFOLLOW) &&
-			    S_ISLNK(st.st_mode))
-				errno = ELOOP;
-			if (errno == ELOOP && !c)
-				rec_set_err(rec, "output directory %s is a symbolic link: refusing it (give the real path with --output-dir)",
-					    rec->outdir);
-			else if (errno == ELOOP)
-				rec_set_err(rec, "output directory %s: %.*s is a symbolic link: refusing it (give the real path with --output-dir)",
-					    rec->outdir, (int)(next - path), path);
-			else if (errno == ENOTDIR && c)
-				rec_set_err(rec, "cannot create output directory %s: Not a directory (choose another with --output-dir)",
-					    rec->outdir);
-			else if (errno == ENOTDIR)
-				rec_set_err(rec, "output directory %s is not a directory", rec->outdir);
-			else
-				rec_set_err(rec, "cannot use output directory %s: %s", rec->outdir,
-					    strerror(errno));
-			goto fail;
-		}
-		if (made && (fstat(fd, &st) < 0 || st.st_uid != geteuid())) {
-			/* someone else's directory took the name between mkdir and open */
-			rec_set_err(rec, "output directory %.*s changed while it was created: refusing it",
-				    (int)(next - path), path);
-			close(fd);
-			fd = -1;
-			goto fail;
-		}
-		close(dirfd);
-		dirfd = fd;
-		fd = -1;
-		*next = c;
+		if (errno == ELOOP && !strcmp(at, rec->outdir))
+			rec_set_err(rec, "output directory %s is a symbolic link: refusing it (give the real path with --output-dir)",
+				    rec->outdir);
+		else if (errno == ELOOP)
+			rec_set_err(rec, "output directory %s: %s is a symbolic link: refusing it (give the real path with --output-dir)",
+				    rec->outdir, at);
+		else if (errno == ENOTDIR && strcmp(at, rec->outdir))
+			rec_set_err(rec, "cannot create output directory %s: Not a directory (choose another with --output-dir)",
+				    rec->outdir);
+		else if (errno == ENOTDIR)
+			rec_set_err(rec, "output directory %s is not a directory", rec->outdir);
+		else if (errno == ESTALE)
+			rec_set_err(rec, "output directory %s changed while it was created: refusing it",
+				    at);
+		else
+			rec_set_err(rec, "cannot create output directory %s: %s (choose another with --output-dir)",
+				    at, strerror(errno));
+		return -1;
 	}
 	if (fstat(dirfd, &st) < 0) {
 		rec_set_err(rec, "cannot use output directory %s: %s", rec->outdir, strerror(errno));
-		goto fail;
+		goto out;
 	}
 	if (st.st_mode & S_IWOTH) {
 		rec_set_err(rec, "output directory %s is writable by every user: refusing it (chmod o-w it or choose another with --output-dir)",
 			    rec->outdir);
-		goto fail;
+		goto out;
 	}
 	if (st.st_uid != 0 && st.st_uid != me) {
 		rec_set_err(rec, "output directory %s belongs to user %u: refusing it (use a directory of yours or root's with --output-dir)",
 			    rec->outdir, (unsigned int)st.st_uid);
-		goto fail;
+		goto out;
 	}
 	/* reopen for real: files are created through this descriptor (O_PATH cannot) */
 	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		rec_set_err(rec, "cannot open output directory %s: %s", rec->outdir, strerror(errno));
-		goto fail;
+		goto out;
 	}
 	if (faccessat(fd, ".", W_OK, AT_EACCESS) < 0) {
 		rec_set_err(rec, "output directory %s is not writable: %s (choose another with --output-dir)",
@@ -151,11 +95,8 @@ int rec_open_outdir(struct gil_recorder *rec)
 		close(fd);
 		fd = -1;
 	}
-fail:
-	if (dirfd >= 0)
-		close(dirfd);
 out:
-	free(path);
+	close(dirfd);
 	rec->dirfd = fd;
 	return fd < 0 ? -1 : 0;
 }
