@@ -13,10 +13,7 @@ from giltest import *  # noqa: E402,F401,F403
 
 require_kernel()
 label, exe, ver = pythons(include_system=False)[-1]
-env = dict(os.environ,
-           PYTHONPATH=os.path.join(TOP_BUILDDIR, "python"),
-           GILTRACE_TEST_LIBDIR=os.path.join(TOP_BUILDDIR, ".libs"),
-           GILTRACE_TEST_BINDIR=TOP_BUILDDIR)
+env = dict(os.environ, PYTHONPATH=os.path.join(TOP_BUILDDIR, "tests", "python"))
 if os.environ.get("GIL_SANITIZED") == "1":
     # An ASan-built libgiltrace loaded by ctypes needs the runtime first; Python itself leaks.
     libasan = subprocess.check_output(["cc", "-print-file-name=libasan.so"], text=True).strip()
@@ -128,7 +125,7 @@ check_no_probes()
 # The drop-in scripts run the C tools: same command line as the reference, same files.
 w = Workload(exe, "ctypes_calls.py", 200)
 d1, d2 = tempfile.mkdtemp(), tempfile.mkdtemp()
-rec_py = os.path.join(TOP_BUILDDIR, "python", "gil_trace_record.py")
+rec_py = os.path.join(TOP_BUILDDIR, "tests", "python", "gil_trace_record.py")
 e1, e2 = (tempfile.NamedTemporaryFile() for _ in range(2))
 p1 = subprocess.Popen([exe, rec_py, "--pid", str(w.pid), "--duration", "5", "--output-dir", d1],
                       env=env, stderr=e1)
@@ -148,7 +145,7 @@ check(f1 == f2 == ["GIL_%d_rank_0.json" % w.pid], "files %s vs %s" % (f1, f2))
 n1 = len(intervals(read_recording(os.path.join(d1, f1[0]))[1], kind=2))
 n2 = len(intervals(read_recording(os.path.join(d2, f2[0]))[1], kind=2))
 check(n1 == n2 and n1 >= 200, "drop-in recorded %d releases, the C tool %d" % (n1, n2))
-conv_py = os.path.join(TOP_BUILDDIR, "python", "gil_trace_convert.py")
+conv_py = os.path.join(TOP_BUILDDIR, "tests", "python", "gil_trace_convert.py")
 if os.access(GIL_CONVERT, os.X_OK):
     t1, t2 = os.path.join(d1, "t.json"), os.path.join(d2, "t.json")
     check(subprocess.call([exe, conv_py, "--input", os.path.join(d1, f1[0]), "--output", t1], env=env) == 0,
