@@ -8,7 +8,10 @@
 2. --pid A,B where A's probes cannot be created (the kernel refuses them, injected): A is
    skipped with one line naming it and why, B is recorded.
 3. A process that maps a file naming 400 clones each of take_gil and drop_gil: at most 64
-   sites are probed, the rest are reported (warning and header), and setup stays short."""
+   sites are probed, the rest are reported (warning and header), and setup stays short.
+4. A Python run from a directory whose name is not UTF-8 (bytes ff fe): the recording is
+   valid JSON, the path written with '?'."""
+import json
 import os
 import shutil
 import subprocess
@@ -126,4 +129,28 @@ check(len(header["probes"]) <= 2 * 64, "clones: %d probes" % len(header["probes"
 check_no_probes()
 log("3. 800 clones: %d probes, %s over the cap reported; recorded for 1 s in %.1f s" % (
     len(header["probes"]), header["sites_over_cap"], took))
+
+# 4. a path that is not UTF-8
+bad = os.path.join(os.fsencode(work), b"bin\xff\xfe")
+os.mkdir(bad)
+os.chmod(bad, 0o755)
+bpy = os.path.join(bad, b"python3.11")
+shutil.copy(SYSPY, bpy)
+c = workload(os.fsdecode(bpy))
+pc = ready(c)
+p, out, _ = record("--pid", str(pc))
+c.kill()
+c.wait()
+check(p.returncode == 0, "not UTF-8: gil-record exited %d: %s" % (p.returncode, p.stderr))
+path = os.path.join(out, "GIL_%d_rank_0.json" % pc)
+with open(path, "rb") as f:
+    raw = f.read()
+try:
+    doc = json.loads(raw.decode("utf-8"))
+except (UnicodeDecodeError, ValueError) as e:
+    fail("not UTF-8: the recording is not valid JSON: %s" % e)
+obj = doc["records"][0]["header"]["object"]
+check(obj.endswith("/bin??/python3.11"), "not UTF-8: object %r" % obj)
+log("4. a path with bytes ff fe: valid JSON, object %s" % obj)
+check_no_probes()
 log("PASS")
