@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Debug files a target names (doc/guarantees.md). A Python of nobody's loads a stripped
+library of its own whose .gnu_debuglink names a file the user replaced: a FIFO (opened, it
+blocks root's setup for good: --duration is never reached), a link to a device node, and a name
+with '../' leading out of its directory to a matching debug file. The Python must be recorded,
+the recorder must end within --duration plus a second after it said it was recording, and
+nothing of what the links name may be opened for reading."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from giltest import *  # noqa: E402,F401,F403
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+SYSPY = "/usr/bin/python3.11"
+require_kernel()
+check(os.path.exists(SYSPY), "Debian's python3.11 is needed (tools/deps.sh --test)")
+for tool in ("cc", "objcopy", "strip"):
+    check(shutil.which(tool), "%s is needed (binutils)" % tool)
+work = tempfile.mkdtemp(prefix="debuglink-")
+os.chmod(work, 0o755)
+home = os.path.join(work, "home")
+os.mkdir(home)
+os.chown(home, 65534, 65534)
+
+
+def build(name, link):
+    """A stripped library with a build-id and a debuglink to @link (made from a real file)."""
+    src = os.path.join(work, name + ".c")
+    with open(src, "w") as f:
+        f.write("int f(void) { return 42; }\n")
+    lib = os.path.join(home, name)
+    subprocess.run(["cc", "-shared", "-fPIC", "-g", "-Wl,--build-id", "-o", lib, src], check=True)
+    dbg = os.path.join(home, link)
+    shutil.copy(lib, dbg)
+    subprocess.run(["strip", "--strip-all", lib], check=True)
+    subprocess.run(["objcopy", "--add-gnu-debuglink=" + dbg, lib], check=True)
+    os.chown(lib, 65534, 65534)
+    return lib, dbg
+
+
+def attack(what, lib, duration=1.0):
+    # mapped below the interpreter (0x400000), so that the recorder reads it first
+    code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "libc.mmap.restype = ctypes.c_void_p\n"
+            "libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,"
+            " ctypes.c_int, ctypes.c_long]\n"
+            "fd = os.open(%r, os.O_RDONLY)\n"
+            "a = libc.mmap(0x100000, os.fstat(fd).st_size, 5, 0x100002, fd, 0)\n"
+            "assert a == 0x100000, (a, ctypes.get_errno())\n"
+            "print('ready', flush=True)\nwhile True: libc.getppid()\n" % lib)
+    p = subprocess.Popen(NOBODY + [SYSPY, "-c", code], stdout=subprocess.PIPE, text=True)
+    check(p.stdout.readline().startswith("ready"), "%s: the workload did not start" % what)
+    out = tempfile.mkdtemp(prefix="out-", dir=work)
+    rec = subprocess.Popen([GIL_RECORD, "--pid", str(p.pid), "--duration", str(duration),
+                            "--output-dir", out], stderr=subprocess.PIPE, text=True)
+    t0 = time.time()
+    try:
+        rc = rec.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        rec.kill()
+        rec.wait()
+        p.kill()
+        fail("%s: gil-record did not end within 30 s of a %g s recording" % (what, duration))
+    took = time.time() - t0
+    err = rec.stderr.read()
+    p.kill()
+    p.wait()
+    check(rc == 0, "%s: gil-record exited %d: %s" % (what, rc, err))
+    files = os.listdir(out)
+    check(len(files) == 1, "%s: files %s" % (what, files))
+    h, records, footer = read_recording(os.path.join(out, files[0]))
+    check(intervals(records), "%s: the Python was not recorded" % what)
+    log("%s: recorded, %.1f s for a %g s recording" % (what, took, duration))
+    return took
+
+
+# a FIFO where the debug file should be
+lib, dbg = build("libfifo.so", "libfifo.debug")
+os.unlink(dbg)
+subprocess.run(NOBODY + ["mkfifo", dbg], check=True)
+took = attack("FIFO", lib)
+# a clean recording of this workload takes about as long (attach, 1 s, closing 24 events)
+check(took < 1.0 + 4.0, "FIFO: setup and teardown took %.1f s" % took)
+
+# a link to a device node
+lib, dbg = build("libdev.so", "libdev.debug")
+os.unlink(dbg)
+subprocess.run(NOBODY + ["ln", "-s", "/dev/zero", dbg], check=True)
+attack("link to /dev/zero", lib)
+check_no_probes()
+log("PASS")
