@@ -5,6 +5,7 @@
 #endif
 
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -62,8 +63,39 @@ static void drop_traced(struct gil_launch *l, pid_t pid)
 	l->nr--;
 }
 
-/* In the child: become the invoking user of sudo, unless asked to stay root. */
-static int drop_privileges(void)
+/* The invoking user's home and shell, looked up before fork (getpwuid is not safe after). */
+struct sudo_user {
+	char home[4096], shell[256], name[256];
+	bool found;
+};
+
+static void lookup_sudo_user(struct sudo_user *u)
+{
+	const char *suid = getenv("SUDO_UID");
+	struct passwd *pw;
+	char *end;
+	long uid;
+
+	memset(u, 0, sizeof(*u));
+	if (getuid() != 0 || !suid)
+		return;
+	uid = strtol(suid, &end, 10);
+	if (*end || uid <= 0)
+		return;
+	pw = getpwuid((uid_t)uid);
+	if (!pw)
+		return;
+	snprintf(u->home, sizeof(u->home), "%s", pw->pw_dir ? pw->pw_dir : "/");
+	snprintf(u->shell, sizeof(u->shell), "%s", pw->pw_shell ? pw->pw_shell : "/bin/sh");
+	snprintf(u->name, sizeof(u->name), "%s", pw->pw_name ? pw->pw_name : "");
+	u->found = true;
+}
+
+/*
+ * In the child: become the invoking user of sudo, unless asked to stay root, with that user's
+ * HOME, USER, LOGNAME and SHELL (sudo leaves root's: the command would write into /root).
+ */
+static int drop_privileges(const struct sudo_user *u)
 {
 	const char *suid = getenv("SUDO_UID"), *sgid = getenv("SUDO_GID"), *user = getenv("SUDO_USER");
 	char *end;
@@ -79,6 +111,10 @@ static int drop_privileges(void)
 		return 0;
 	if ((user && initgroups(user, (gid_t)gid) < 0) || setgid((gid_t)gid) < 0 ||
 	    setuid((uid_t)uid) < 0)
+		return -1;
+	if (u->found && (setenv("HOME", u->home, 1) < 0 || setenv("SHELL", u->shell, 1) < 0 ||
+			 (u->name[0] && (setenv("USER", u->name, 1) < 0 ||
+					 setenv("LOGNAME", u->name, 1) < 0))))
 		return -1;
 	return 0;
 }
@@ -113,6 +149,7 @@ static int check_command(const char *cmd)
 int gil_launch_spawn(struct gil_launch *l, char *const *argv, bool drop_to_sudo_user, char *err,
 		     size_t errlen)
 {
+	struct sudo_user su = { .found = false };
 	int pfd[2], st, e;
 	pid_t pid;
 
@@ -123,6 +160,8 @@ int gil_launch_spawn(struct gil_launch *l, char *const *argv, bool drop_to_sudo_
 		return gil_err(err, errlen, "cannot run '%s': %s", argv[0], strerror(e));
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return gil_err(err, errlen, "cannot launch '%s': %s", argv[0], strerror(errno));
+	if (drop_to_sudo_user)
+		lookup_sudo_user(&su);
 	pid = fork();
 	if (pid < 0) {
 		e = errno;
@@ -133,7 +172,7 @@ int gil_launch_spawn(struct gil_launch *l, char *const *argv, bool drop_to_sudo_
 	if (pid == 0) {
 		close(pfd[0]);
 		signal(SIGPIPE, SIG_DFL);
-		if ((drop_to_sudo_user && drop_privileges() < 0) ||
+		if ((drop_to_sudo_user && drop_privileges(&su) < 0) ||
 		    ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0) {
 			e = errno;
 			if (write(pfd[1], &e, sizeof(e)) < 0)

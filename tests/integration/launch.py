@@ -69,8 +69,23 @@ check(p.returncode == 65534 % 256, "under sudo: uid %% 256 = %d, want %d" % (p.r
 p = subprocess.run([GIL_RECORD, "--as-root", "--output-dir", tempfile.mkdtemp(), "--"] + UID, env=env,
                    capture_output=True, text=True, timeout=120)
 check(p.returncode == 0, "--as-root: uid %% 256 = %d" % p.returncode)
-# 5. The recorder runs at nice -10 to keep up; the launched command keeps the caller's nice.
+# ... with the invoking user's environment, not root's (sudo keeps HOME=/root, USER=root)
+import pwd  # noqa: E402
+nobody = pwd.getpwuid(65534)
+out = os.path.join(tempfile.mkdtemp(), "env")
+os.chmod(os.path.dirname(out), 0o777)
+env2 = dict(env, HOME="/root", USER="root", LOGNAME="root")
+p = subprocess.run([GIL_RECORD, "--output-dir", tempfile.mkdtemp(), "--", "/bin/sh", "-c",
+                    'echo "$HOME $USER $LOGNAME" > %s' % out], env=env2, capture_output=True,
+                   text=True, timeout=120)
+with open(out) as f:
+    got = f.read().split()
+check(got == [nobody.pw_dir, "nobody", "nobody"], "under sudo: HOME USER LOGNAME %s, want %s" % (
+    got, [nobody.pw_dir, "nobody", "nobody"]))
+# 5. The recorder runs at nice -10 to keep up; the launched command keeps the caller's nice
+# (whatever the suite runs at).
+mine = os.nice(0)
 rc, err, files = launch(["--", "/bin/sh", "-c", "exit $(( $(nice) + 100 ))"])
-check(rc == 100, "the launched command runs at nice %d, want 0" % (rc - 100))
+check(rc == 100 + mine, "the launched command runs at nice %d, want %d" % (rc - 100, mine))
 check_no_probes()
 log("PASS")
