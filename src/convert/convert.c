@@ -339,9 +339,12 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 			  (unsigned long long)gil_reader_offset(r));
 	if (!c->intervals)
 		conv_warn(c->opt, "%s: empty recording: no GIL intervals in it", ci->path);
-	else if (!ts.slices)
+	else if (!ts.slices && c->have_pd)
 		conv_warn(c->opt, "%s: none of its %llu intervals falls in the --profiling-data "
 			  "window", ci->path, (unsigned long long)c->intervals);
+	else if (!ts.slices && c->out_of_range < c->intervals)
+		conv_warn(c->opt, "%s: none of its %llu intervals could be placed on the time axis",
+			  ci->path, (unsigned long long)c->intervals);
 	if (ts.late)
 		conv_warn(c->opt, "%s: %llu take/drop boundaries came more than the reorder window "
 			  "(%u ms) late: the waiter counter and flows are approximate there "

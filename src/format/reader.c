@@ -28,8 +28,12 @@
 
 /* An interval line is < 100 bytes: with this much in the buffer the fast path never runs dry. */
 #define FAST_LOOKAHEAD 256
-/* Refuse single records larger than this (a header with a huge command line is ~ 2 MiB). */
-#define RECORD_MAX (64u * 1024 * 1024)
+/*
+ * Refuse single records larger than this: the recorder writes none above a few KiB (command
+ * lines are cut at 4 KiB, at most 64 probes, names of at most 4 KiB), and json-c holds a
+ * record several times over while parsing it (a 64 MiB one cost 2.4 GB).
+ */
+#define RECORD_MAX (4u * 1024 * 1024)
 
 /* Record a one-line error "<path>: <reason>" and stop the reader; returns -1. */
 int reader_fail(struct gil_reader *r, const char *fmt, ...)
@@ -98,7 +102,8 @@ int reader_parse_value(struct gil_reader *r, struct json_object **out)
 		r->sc.pos += end;
 		used += end;
 		if (used > RECORD_MAX)
-			return reader_fail(r, "%s", "a record larger than 64 MiB: not a recording");
+			return reader_fail(r, "%s", "a record larger than 4 MiB: not a giltrace "
+					   "recording, or a damaged one (records are a few KiB at most)");
 	}
 }
 

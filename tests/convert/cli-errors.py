@@ -6,6 +6,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 
 from convlib import (DATA, GIL_CONVERT, HANDWRITTEN, check, check_eq, convert, fail, load, log,
@@ -194,4 +195,33 @@ check(not leftovers, "temporary files left: %s" % leftovers)
 # standard output
 out, err = convert("-q", "-i", copy, "-o", "-")
 check(out.startswith('{"traceEvents":[') and out.endswith("}\n"), "-o - writes the trace")
+# A recording whose every interval lies beyond the time axis: the warning says so, and does not
+# speak of a --profiling-data window that was not given.
+far = os.path.join(w, "far.json")
+Recording().header(**header_for(40001, 0, 1000, 1_700_000_000_000_000_000)) \
+    .thread(40001, "python3", 1000).interval(40001, 0, 2**63 + 5, 10) \
+    .interval(40001, 1, 2**63 + 20, 10).footer(end_ns=2**63 + 40).write(far)
+p = subprocess.run([GIL_CONVERT, "-i", far, "-o", os.path.join(w, "far_trace.json")],
+                   capture_output=True, text=True, timeout=60)
+check("--profiling-data" not in p.stderr, "a warning names --profiling-data, not given: %r" %
+      p.stderr)
+# One huge record (a thread name of 64 MiB, which no recorder writes): refused in one line with
+# little memory (64daf00 took 2.4 GB for it). Measured in a child of its own.
+big = os.path.join(w, "big.json")
+Recording().header(**header_for(40002, 0, 1000, 1_700_000_000_000_000_000)) \
+    .thread(40002, "x" * (64 << 20), 1000).interval(40002, 0, 2000, 10).footer(end_ns=5000) \
+    .write(big)
+probe = ("import resource, subprocess, sys\n"
+         "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+         "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+         "sys.stderr.write(p.stderr)\n")
+p = subprocess.run([sys.executable, "-c", probe, GIL_CONVERT, "-i", big, "-o",
+                    os.path.join(w, "big_trace.json")], capture_output=True, text=True,
+                   timeout=120)
+rc, rss_kb = (int(x) for x in p.stdout.split())
+os.unlink(big)
+check(rc == 1 and p.stderr.count("\n") == 1 and "a record larger than 4 MiB" in p.stderr,
+      "a 64 MiB record: exit %d, %r" % (rc, p.stderr))
+if os.environ.get("GIL_SANITIZED") != "1":
+    check(rss_kb < 64 * 1024, "a 64 MiB record took %d MB" % (rss_kb // 1024))
 log("PASS")
