@@ -190,6 +190,14 @@ size_t gil_recorder_nr_targets(const struct gil_recorder *rec);
 const char *gil_recorder_warning(const struct gil_recorder *rec, size_t i);
 
 /**
+ * gil_recorder_functions_cut - function records whose name (past 256 bytes) or file (past 1024)
+ * was cut, or that came past 32768 distinct functions (recorded as "too many distinct
+ * functions"): bounds a traced process cannot push the recorder past. The files' footers
+ * hold the detail (function_caps).
+ */
+uint64_t gil_recorder_functions_cut(const struct gil_recorder *rec);
+
+/**
  * gil_recorder_nr_skipped - processes that were to be recorded but could not be (a --pid of
  * several, a process of all-process mode): each has one line in gil_recorder_skipped().
  */

@@ -223,6 +223,9 @@ static void summary(struct gil_recorder *rec, int verbosity)
 	if (gil_recorder_lost(rec))
 		fprintf(stderr, PROG ": warning: the kernel lost %llu events; affected intervals are flagged. Use a larger --mmap-pages.\n",
 			(unsigned long long)gil_recorder_lost(rec));
+	if (gil_recorder_functions_cut(rec))
+		fprintf(stderr, PROG ": warning: %llu Python function names were cut (a name past 256 bytes, a file past 1024, or past 32768 distinct functions); the footers' function_caps say which\n",
+			(unsigned long long)gil_recorder_functions_cut(rec));
 }
 
 /* Print the warnings of the targets from *@warned on (once each); @tty: clear the status line. */

@@ -165,6 +165,7 @@ void gil_attrib_free(struct gil_attrib *a)
 /* What the probes read, checked, numbered by the format's interner (format/fntab.c). */
 struct gil_fntab {
 	struct gil_fnset *set;
+	struct gil_fntab_caps caps;
 };
 
 struct gil_fntab *gil_fntab_alloc(void)
@@ -217,12 +218,20 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 	} else {
 		len = take_string(raw->name, raw->name_len, raw->name_compact, raw->name_ascii,
 				  &why, "name not readable", "name not compact ASCII");
+		if (len > GIL_FN_NAME_MAX) {
+			len = GIL_FN_NAME_MAX;
+			t->caps.names_cut++;
+		}
 		if (len >= 0) {
 			key.name = raw->name;
 			key.name_len = (size_t)len;
 		}
 		len = take_string(raw->file, raw->file_len, raw->file_compact, raw->file_ascii,
 				  &why, "file not readable", "file not compact ASCII");
+		if (len > GIL_FN_FILE_MAX) {
+			len = GIL_FN_FILE_MAX;
+			t->caps.files_cut++;
+		}
 		if (len >= 0) {
 			key.file = raw->file;
 			key.file_len = (size_t)len;
@@ -230,6 +239,7 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 		key.line = raw->line; /* the type (or name) read proves the code object was readable */
 	}
 	if (gil_fnset_size(t->set) >= GIL_FNTAB_MAX) {
+		t->caps.over_max++;
 		why = "too many distinct functions";
 		key.name = key.file = NULL;
 		key.name_len = key.file_len = 0;
@@ -242,6 +252,13 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 const struct gil_fn *gil_fntab_get(const struct gil_fntab *t, uint32_t id)
 {
 	return t ? gil_fnset_get(t->set, id) : NULL;
+}
+
+const struct gil_fntab_caps *gil_fntab_capped(const struct gil_fntab *t)
+{
+	static const struct gil_fntab_caps none;
+
+	return t ? &t->caps : &none;
 }
 
 size_t gil_fntab_size(const struct gil_fntab *t)

@@ -166,6 +166,21 @@ size_t gil_fntab_size(const struct gil_fntab *t);
 /** gil_fntab_free - release the table and every function in it; NULL is fine. */
 void gil_fntab_free(struct gil_fntab *t);
 
-#define GIL_FNTAB_MAX (1u << 20) /* distinct functions; later ones share one "too many" entry */
+/*
+ * Bounds a traced process cannot push the recorder past (its memory, its files): distinct
+ * functions (later ones share one "too many" entry), and the bytes kept of a name and a file
+ * (the kernel reads up to 4 KiB of each). What was cut is counted: gil_fntab_capped().
+ */
+#define GIL_FNTAB_MAX (1u << 15)
+#define GIL_FN_NAME_MAX 256
+#define GIL_FN_FILE_MAX 1024
+
+struct gil_fntab_caps {
+	uint64_t names_cut, files_cut; /* function records whose name or file was cut */
+	uint64_t over_max; /* entries that came past GIL_FNTAB_MAX distinct functions */
+};
+
+/** gil_fntab_capped - what the bounds above cut so far. */
+const struct gil_fntab_caps *gil_fntab_capped(const struct gil_fntab *t);
 
 #endif /* GIL_ATTRIB_H */

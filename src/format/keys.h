@@ -87,5 +87,9 @@
 #define GIL_KEY_THROTTLED "throttled"
 #define GIL_KEY_FOREIGN_EVENTS "foreign_events"
 #define GIL_KEY_THREADS "threads"
+#define GIL_KEY_FUNCTION_CAPS "function_caps" /* only when a bound cut something */
+#define GIL_KEY_CAPS_NAMES_CUT "names_cut"
+#define GIL_KEY_CAPS_FILES_CUT "files_cut"
+#define GIL_KEY_CAPS_OVER_MAX "over_max"
 
 #endif /* GIL_FORMAT_KEYS_H */

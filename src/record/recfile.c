@@ -214,6 +214,7 @@ int rec_write_header(struct gil_recorder *rec, struct target *t)
 int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 			 const char *reason)
 {
+	const struct gil_fntab_caps *caps;
 	struct json_object *f, *lpc, *threads, *th;
 	struct gil_clock_offsets off;
 	int ret = 0, ncpu, i;
@@ -256,6 +257,16 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 		json_object_array_add(threads, th);
 	}
 	json_object_object_add(f, GIL_KEY_THREADS, threads);
+	caps = gil_fntab_capped(rec->fntab);
+	if (caps->names_cut || caps->files_cut || caps->over_max) {
+		/* the recorder's table is shared by its targets: the counts are the recording's */
+		struct json_object *c = json_object_new_object();
+
+		json_object_object_add(c, GIL_KEY_CAPS_NAMES_CUT, json_object_new_uint64(caps->names_cut));
+		json_object_object_add(c, GIL_KEY_CAPS_FILES_CUT, json_object_new_uint64(caps->files_cut));
+		json_object_object_add(c, GIL_KEY_CAPS_OVER_MAX, json_object_new_uint64(caps->over_max));
+		json_object_object_add(f, GIL_KEY_FUNCTION_CAPS, c);
+	}
 	if (gil_rawfile_finish(t->file, f) < 0) {
 		rec_set_err(rec, "%s", gil_rawfile_error(t->file));
 		ret = -1;

@@ -514,6 +514,13 @@ const char *gil_recorder_warning(const struct gil_recorder *rec, size_t i)
 	return i < rec->nr_targets && rec->targets[i] ? rec->targets[i]->warning : NULL;
 }
 
+uint64_t gil_recorder_functions_cut(const struct gil_recorder *rec)
+{
+	const struct gil_fntab_caps *c = gil_fntab_capped(rec ? rec->fntab : NULL);
+
+	return c->names_cut + c->files_cut + c->over_max;
+}
+
 size_t gil_recorder_nr_skipped(const struct gil_recorder *rec)
 {
 	return rec ? rec->nr_skipped : 0;
