@@ -7,6 +7,9 @@ files the process maps, through /proc/PID/root, not whatever the host has at tha
    over pyenv's. Probes on the host's file would never fire for this process.
 3. Debian's python3.11 where /usr/lib/debug is empty inside: the debug file is looked up under
    the process's root, so the recorder falls back although the host has python3.11-dbg.
+4. Debian's python3.11 chrooted into a directory (/usr bind-mounted there): its maps show the
+   host's paths, which mean nothing inside its root; the file is opened through
+   /proc/PID/map_files, and the debug file still found inside its root.
 Each records N ctypes calls and must see N releases and N takes."""
 import os
 import sys
@@ -85,6 +88,25 @@ if debian:
     if "build-id" not in row.methods:
         failures.append("%s: debug file not found through /proc/PID/root: %s"
                         % (row.label, row.methods))
+
+# 4. A chrooted process.
+if debian:
+    croot = tempfile.mkdtemp(prefix="gilchroot-")
+    os.chmod(croot, 0o755)
+    binds = [d for d in ("/usr", "/lib", "/lib64", "/bin", "/etc") if os.path.isdir(d) and
+             not os.path.islink(d)]
+    setup = "\n".join(["mkdir -p %s%s && mount --bind %s %s%s" % (croot, d, d, croot, d)
+                       for d in binds] + [
+        "mkdir -p %s/w && mount --bind %s %s/w" % (croot, WORKLOADS, croot),
+        "for d in lib lib64 bin; do [ -e %s/$d ] || ln -s usr/$d %s/$d; done" % (croot, croot)])
+    w = NsWorkload("chroot", croot, debian, "-u", "/w/ctypes_calls.py", N, setup=setup,
+                   script_path=False)
+    shown = mapped(w.pid, r"python3\.11$")
+    check(shown and shown[0].startswith(croot), "the chrooted process maps %s" % shown)
+    row = record(w, "debian-%s, chrooted" % version_of(debian))
+    rows.append(row)
+    failures += debian_dbg_problems(row)
+    os.system("rm -rf %s" % croot)
 
 log(table(rows))
 if failures:

@@ -57,10 +57,12 @@ class NsWorkload(Workload):
     """A workload started inside a private mount namespace (`unshare -m`), after the shell
     commands @setup ran there; @python is a path as seen inside."""
 
-    def __init__(self, python, script, *args, setup="", env=None):
+    def __init__(self, python, script, *args, setup="", env=None, script_path=True):
         inner = "set -e\n%s\nexec \"$@\"" % setup
-        cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", inner, "sh", python,
-               "-u", os.path.join(WORKLOADS, script)] + [str(a) for a in args]
+        # script_path False: @python, @script and @args are the command line as they are
+        head = [python, "-u", os.path.join(WORKLOADS, script)] if script_path else [python, script]
+        cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", inner, "sh"] + head + \
+            [str(a) for a in args]
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   env=env)
         line = self.readline(60)
