@@ -67,6 +67,7 @@ struct gil_options {
 	bool command_as_root; /* under sudo, keep root for the command (default: SUDO_USER) */
 	bool accelerator_only; /* with no pids: only processes with an accelerator device open */
 	bool no_attribution; /* do not read the Python function and release reason at each hit */
+	bool no_debuginfod; /* never ask DEBUGINFOD_URLS' servers for a missing debug file */
 };
 
 /* Per-process result, valid after gil_recorder_finish(). */

@@ -66,6 +66,8 @@ static void usage(FILE *f)
 		"  -m, --mmap-pages PAGES   ring buffer pages per CPU, a power of two (default 1024)\n"
 		"      --no-attribution     do not record the Python function and the reason (forced\n"
 		"                           or voluntary) at each take_gil and drop_gil\n"
+		"      --no-debuginfod      never fetch a missing debug file from the servers in\n"
+		"                           DEBUGINFOD_URLS (by default they are asked, by build-id)\n"
 		"      --as-root            under sudo, run COMMAND as root (default: as the user\n"
 		"                           who ran sudo)\n"
 		"      --cleanup            remove probe groups left by killed recorders, then exit\n"
@@ -258,6 +260,7 @@ int main(int argc, char **argv)
 		{ "as-root", no_argument, NULL, 'R' },
 		{ "accelerator-only", no_argument, NULL, 'a' },
 		{ "no-attribution", no_argument, NULL, 'N' },
+		{ "no-debuginfod", no_argument, NULL, 'D' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -319,6 +322,9 @@ int main(int argc, char **argv)
 		case 'N':
 			opts.no_attribution = true;
 			break;
+		case 'D':
+			opts.no_debuginfod = true;
+			break;
 		case 'q':
 			verbosity = GIL_QUIET;
 			break;
@@ -337,6 +343,9 @@ int main(int argc, char **argv)
 #endif
 #ifdef HAVE_LZMA
 			printf(" lzma");
+#endif
+#ifdef HAVE_DEBUGINFOD
+			printf(" debuginfod");
 #endif
 			printf("\n");
 			return 0;
@@ -370,6 +379,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	/*
+	 * A debuginfod server that does not answer must not hold the recording up for the
+	 * client's default 90 s; a download shows its progress on a terminal.
+	 */
+	setenv("DEBUGINFOD_TIMEOUT", "10", 0);
+	if (verbosity >= GIL_NORMAL && isatty(STDERR_FILENO))
+		setenv("DEBUGINFOD_PROGRESS", "1", 0);
 	opts.pids = pids;
 	opts.nr_pids = nr_pids;
 	opts.verbosity = verbosity;

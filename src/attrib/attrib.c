@@ -238,7 +238,9 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 		}
 		key.line = raw->line; /* the type (or name) read proves the code object was readable */
 	}
-	if (gil_fnset_size(t->set) >= GIL_FNTAB_MAX) {
+	key.why = why;
+	/* a function already known keeps its id once the table is full; only new ones share */
+	if (gil_fnset_size(t->set) >= GIL_FNTAB_MAX && !gil_fnset_find(t->set, &key)) {
 		t->caps.over_max++;
 		why = "too many distinct functions";
 		key.name = key.file = NULL;

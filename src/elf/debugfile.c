@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,38 +63,30 @@ struct lookup {
 };
 
 /*
- * Use the debug file at @inpath (inside the root) when its build-id is the object's (and its
+ * Use the debug file open in @h (shown as @dpath) when its build-id is the object's (and its
  * CRC is @crc when @check_crc): its symbol tables, and its DWARF when the object had none.
- * Returns 1 when it gave sites, 0 when not usable, -1 on ENOMEM.
+ * Takes @h (kept in syms->dwarf_elf when its DWARF was read, else closed). Returns 1 when it
+ * gave sites, 0 when not usable, -1 on ENOMEM.
  */
-static int try_debug_file(struct scan *sc, const struct lookup *lk, const char *inpath,
-			  const char *method, bool check_crc, uint32_t crc)
+static int try_debug_elf(struct scan *sc, struct gil_elf *h, const char *dpath,
+			 const char *method, bool check_crc, uint32_t crc)
 {
-	char bid[sizeof(sc->syms->build_id)], *dpath;
-	struct gil_elf h;
+	char bid[sizeof(sc->syms->build_id)];
 	size_t before = sc->syms->nr_sites, from_tables;
 	uint32_t got;
 	int ret = 0;
 
-	/* a FIFO, a device or a link out of the root is refused before any read */
-	if (gil_elf_open_in(&h, lk->rootfd, inpath, NULL, 0))
-		return 0;
-	dpath = gil_strfmt("%.*s%s", (int)lk->rootlen, lk->root, inpath);
-	if (!dpath) {
-		ret = -1;
+	if (gil_elf_build_id(h->elf, bid, sizeof(bid)) <= 0 || strcmp(bid, sc->syms->build_id))
 		goto out;
-	}
-	if (gil_elf_build_id(h.elf, bid, sizeof(bid)) <= 0 || strcmp(bid, sc->syms->build_id))
+	if (check_crc && (file_crc32(h->fd, &got) || got != crc))
 		goto out;
-	if (check_crc && (file_crc32(h.fd, &got) || got != crc))
-		goto out;
-	if (gil_sites_scan_tables(sc, h.elf, method, NULL)) {
+	if (gil_sites_scan_tables(sc, h->elf, method, NULL)) {
 		ret = -1;
 		goto out;
 	}
 	from_tables = sc->syms->nr_sites - before;
 	if ((from_tables || sc->capi) && !sc->dwarf_done) {
-		if (gil_sites_scan_dwarf(sc, h.elf, dpath) < 0) {
+		if (gil_sites_scan_dwarf(sc, h->elf, dpath) < 0) {
 			ret = -1;
 			goto out;
 		}
@@ -104,8 +97,8 @@ static int try_debug_file(struct scan *sc, const struct lookup *lk, const char *
 				ret = -1;
 				goto out;
 			}
-			*sc->syms->dwarf_elf = h;
-			gil_elf_init(&h);
+			*sc->syms->dwarf_elf = *h;
+			gil_elf_init(h);
 		}
 	}
 	if (sc->syms->nr_sites == before)
@@ -116,8 +109,58 @@ static int try_debug_file(struct scan *sc, const struct lookup *lk, const char *
 		ret = sc->syms->symbols_from ? 1 : -1;
 	}
 out:
+	gil_elf_close(h);
+	return ret;
+}
+
+/* try_debug_elf() of the file at @inpath inside the root. */
+static int try_debug_file(struct scan *sc, const struct lookup *lk, const char *inpath,
+			  const char *method, bool check_crc, uint32_t crc)
+{
+	struct gil_elf h;
+	char *dpath;
+	int ret;
+
+	/* a FIFO, a device or a link out of the root is refused before any read */
+	if (gil_elf_open_in(&h, lk->rootfd, inpath, NULL, 0))
+		return 0;
+	dpath = gil_strfmt("%.*s%s", (int)lk->rootlen, lk->root, inpath);
+	if (!dpath) {
+		gil_elf_close(&h);
+		return -1;
+	}
+	ret = try_debug_elf(sc, &h, dpath, method, check_crc, crc);
 	free(dpath);
-	gil_elf_close(&h);
+	return ret;
+}
+
+/* The debug file from the servers in DEBUGINFOD_URLS; their answer when not, in syms->note. */
+static int try_debuginfod(struct scan *sc)
+{
+	char path[4096], why[512], self[64];
+	struct gil_elf h;
+	int fd, ret;
+
+	if (!sc->debuginfod || !gil_debuginfod_supported() || !getenv("DEBUGINFOD_URLS") ||
+	    !*getenv("DEBUGINFOD_URLS"))
+		return 0;
+	fd = gil_debuginfod_find(sc->syms->build_id, path, sizeof(path), why, sizeof(why));
+	if (fd < 0) {
+		free(sc->syms->note);
+		sc->syms->note = gil_strfmt("debuginfod: %s", why);
+		return sc->syms->note ? 0 : -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ret = gil_elf_open(&h, self, NULL, 0);
+	close(fd);
+	if (ret < 0)
+		return 0;
+	ret = try_debug_elf(sc, &h, path, "debuginfod", false, 0);
+	if (ret == 0) {
+		free(sc->syms->note);
+		sc->syms->note = gil_strfmt("debuginfod: %s does not match the object", path);
+		return sc->syms->note ? 0 : -1;
+	}
 	return ret;
 }
 
@@ -300,6 +343,9 @@ int gil_debug_find(struct scan *sc, Elf *obj, const char *path, const char *root
 		free(p);
 		if (!ret)
 			ret = try_debuglink(sc, &lk, obj, inpath);
+		/* nothing on the machine: the servers, before the symbols-only MiniDebugInfo */
+		if (!ret)
+			ret = try_debuginfod(sc);
 	}
 #ifdef HAVE_LZMA
 	if (!ret)

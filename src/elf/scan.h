@@ -30,6 +30,7 @@ struct scan {
 	bool capi; /* the object exports the C API (PyEval_SaveThread): worth reading DWARF */
 	bool dwarf_done; /* DWARF was read (from the object or a debug file) */
 	bool stripped; /* the object has no .symtab */
+	bool debuginfod; /* may ask debuginfod servers (GIL_SYMS_DEBUGINFOD) */
 	struct export save, restore; /* PyEval_SaveThread, PyEval_RestoreThread */
 	uint64_t *seen; /* addresses offered as sites (a hash set, 0 free) */
 	size_t seen_cap, nr_seen;
@@ -68,6 +69,18 @@ int gil_sites_add_exported(struct scan *sc, bool take, bool drop);
 
 /* Sites from a debug file matching @obj's build-id (under @root); -1 only on ENOMEM. */
 int gil_debug_find(struct scan *sc, Elf *obj, const char *path, const char *root);
+
+/* ---- debuginfod.c (or debuginfod-none.c) ---- */
+
+/* Was giltrace built with libdebuginfod? */
+bool gil_debuginfod_supported(void);
+
+/*
+ * The debug file of @build_id (hex) from the servers in DEBUGINFOD_URLS: a descriptor of the
+ * client's cached copy, its path in @path; -1 with @why (not set, not found, unreachable).
+ */
+int gil_debuginfod_find(const char *build_id, char *path, size_t pathlen, char *why,
+			size_t whylen);
 
 /* ---- classify.c ---- */
 

@@ -121,11 +121,12 @@ void gil_symbols_free(struct gil_symbols *syms)
 		gil_elf_close(syms->dwarf_elf);
 	free(syms->dwarf_elf);
 	free(syms->reason);
+	free(syms->note);
 	free(syms);
 }
 
 int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char *root,
-			 struct gil_symbols **out, char *err, size_t errlen)
+			 unsigned int flags, struct gil_symbols **out, char *err, size_t errlen)
 {
 	struct gil_symbols *syms = NULL;
 	struct scan sc = { 0 };
@@ -156,6 +157,7 @@ int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char
 	sc.obj = obj->elf;
 	sc.obj_size = obj->size;
 	sc.x86_64 = gelf_getehdr(obj->elf, &eh) && eh.e_machine == EM_X86_64;
+	sc.debuginfod = flags & GIL_SYMS_DEBUGINFOD;
 	gil_version_from_name(path, sc.version, sizeof(sc.version));
 	syms->kind = gil_classify(&sc);
 	gil_version_full(&sc, gil_shown_path(path, root), syms->version, sizeof(syms->version));
@@ -177,6 +179,15 @@ int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char
 settle:
 	if (settle(&sc, path, root))
 		goto out;
+	if (syms->note && syms->reason) {
+		/* what was tried and failed belongs to the line that says what to do */
+		char *r = gil_strfmt("%s (%s)", syms->reason, syms->note);
+
+		if (!r)
+			goto out;
+		free(syms->reason);
+		syms->reason = r;
+	}
 	if (syms->nr_over_cap && !syms->reason) {
 		syms->reason = gil_strfmt("%s names %zu more take_gil/drop_gil sites than the %d probed (a file's cap): the GIL changes through them are not recorded",
 				      gil_shown_path(path, root), syms->nr_over_cap, GIL_MAX_SITES);
@@ -213,7 +224,7 @@ int gil_symbols_read(const char *path, const char *root, struct gil_symbols **ou
 	*out = NULL;
 	if (gil_elf_open(&obj, path, err, errlen))
 		return -1;
-	ret = gil_symbols_read_elf(&obj, path, root, out, err, errlen);
+	ret = gil_symbols_read_elf(&obj, path, root, 0, out, err, errlen);
 	gil_elf_close(&obj);
 	return ret;
 }

@@ -70,6 +70,7 @@ struct gil_symbols {
 	size_t nr_inlined; /* inlined copies probed through DWARF */
 	size_t nr_unproven; /* inlined copies found but not probed: no provable entry */
 	size_t nr_over_cap; /* sites past GIL_MAX_SITES: not probed (reason says so) */
+	char *note; /* one line on what was tried and failed (a debuginfod server), or NULL */
 };
 
 #define GIL_MAX_SITES 64 /* probe sites per file: 12 in an LTO build with every inlined copy */
@@ -104,10 +105,14 @@ int gil_symbols_read(const char *path, const char *root, struct gil_symbols **ou
 /**
  * gil_symbols_read_elf - gil_symbols_read() of an object already open in @obj (not taken):
  * everything read of the object comes from that descriptor, whatever @path names now. @path
- * is what the results and messages call the object.
+ * is what the results and messages call the object. With GIL_SYMS_DEBUGINFOD in @flags, an
+ * object without a local debug file gets one from debuginfod (method "debuginfod").
  */
 int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char *root,
-			 struct gil_symbols **out, char *err, size_t errlen);
+			 unsigned int flags, struct gil_symbols **out, char *err, size_t errlen);
+
+/* gil_symbols_read_elf() flags */
+#define GIL_SYMS_DEBUGINFOD 1 /* no debug file on the machine: ask DEBUGINFOD_URLS' servers */
 
 void gil_symbols_free(struct gil_symbols *syms);
 

@@ -104,10 +104,8 @@ static int grow(struct gil_fnset *t)
 	return 0;
 }
 
-uint32_t gil_fnset_intern(struct gil_fnset *t, const struct gil_fnkey *k)
+static uint32_t find(const struct gil_fnset *t, const struct gil_fnkey *k, uint64_t h)
 {
-	uint64_t h = hash_key(k);
-	struct gil_fn *fn = NULL;
 	size_t s;
 
 	for (s = t->index_cap ? h & (t->index_cap - 1) : 0; t->index_cap && t->index[s];
@@ -115,6 +113,23 @@ uint32_t gil_fnset_intern(struct gil_fnset *t, const struct gil_fnkey *k)
 		if (t->hashes[t->index[s] - 1] == h && same_fn(&t->v[t->index[s] - 1], k))
 			return t->index[s];
 	}
+	return 0;
+}
+
+uint32_t gil_fnset_find(const struct gil_fnset *t, const struct gil_fnkey *k)
+{
+	return find(t, k, hash_key(k));
+}
+
+uint32_t gil_fnset_intern(struct gil_fnset *t, const struct gil_fnkey *k)
+{
+	uint64_t h = hash_key(k);
+	struct gil_fn *fn = NULL;
+	uint32_t id = find(t, k, h);
+	size_t s;
+
+	if (id)
+		return id;
 	if (t->nr >= t->max) {
 		errno = ENOSPC;
 		return 0;

@@ -49,6 +49,9 @@ struct gil_fnset *gil_fnset_alloc(size_t max, unsigned flags);
  */
 uint32_t gil_fnset_intern(struct gil_fnset *t, const struct gil_fnkey *key);
 
+/** gil_fnset_find - the id of the function @key names, 0 when it is not in the set. */
+uint32_t gil_fnset_find(const struct gil_fnset *t, const struct gil_fnkey *key);
+
 /** gil_fnset_get - function @id, or NULL. Valid until the next gil_fnset_intern(). */
 const struct gil_fn *gil_fnset_get(const struct gil_fnset *t, uint32_t id);
 

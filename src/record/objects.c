@@ -109,7 +109,9 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 	snprintf(o->probe_path, sizeof(o->probe_path), "/proc/self/fd/%d", h.fd);
 	o->first_probe = -1;
 	rec->nr_objects++;
-	if (gil_symbols_read_elf(&o->elf, open_path, root, &o->syms, err, errlen) < 0) {
+	if (gil_symbols_read_elf(&o->elf, open_path, root,
+				 rec->opts.no_debuginfod ? 0 : GIL_SYMS_DEBUGINFOD, &o->syms, err,
+				 errlen) < 0) {
 		o->syms = NULL;
 		return -1;
 	}

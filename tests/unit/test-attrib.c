@@ -538,20 +538,41 @@ static void test_fntab_marks_non_ascii(void **state)
 static void test_fntab_many(void **state)
 {
 	struct gil_fntab *t = gil_fntab_alloc();
+	const struct gil_fn *fn;
 	struct gil_frame_raw r;
-	char name[32];
+	char name[32], big[4096];
+	uint32_t too_many;
 	int i;
 
-	for (i = 0; i < 50000; i++) {
+	for (i = 0; i < GIL_FNTAB_MAX; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
 		r = good(name, "/m.py", i);
 		assert_int_equal(gil_fntab_intern(t, &r), (uint32_t)i + 1);
 	}
-	for (i = 0; i < 50000; i += 997) {
+	for (i = 0; i < GIL_FNTAB_MAX; i += 997) {
 		snprintf(name, sizeof(name), "f%d", i);
 		r = good(name, "/m.py", i);
 		assert_int_equal(gil_fntab_intern(t, &r), (uint32_t)i + 1);
 	}
+	assert_int_equal(gil_fntab_capped(t)->over_max, 0);
+	/* past the bound: one shared entry, each one counted */
+	r = good("late", "/m.py", 1);
+	too_many = gil_fntab_intern(t, &r);
+	assert_int_equal(too_many, GIL_FNTAB_MAX + 1);
+	assert_string_equal(gil_fntab_get(t, too_many)->why, "too many distinct functions");
+	r = good("later", "/m.py", 2);
+	assert_int_equal(gil_fntab_intern(t, &r), too_many);
+	assert_int_equal(gil_fntab_capped(t)->over_max, 2);
+	gil_fntab_free(t);
+
+	/* a 4 KiB name is kept to its first GIL_FN_NAME_MAX bytes, and counted */
+	t = gil_fntab_alloc();
+	memset(big, 'n', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	r = good(big, "/m.py", 3);
+	fn = gil_fntab_get(t, gil_fntab_intern(t, &r));
+	assert_int_equal(strlen(fn->name), GIL_FN_NAME_MAX);
+	assert_int_equal(gil_fntab_capped(t)->names_cut, 1);
 	gil_fntab_free(t);
 }
 
