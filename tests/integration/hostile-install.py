@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from giltest import *  # noqa: E402,F401,F403
 
 check(os.geteuid() == 0, "run as root")
-prefix = subprocess.run(["make", "-s", "-C", TOP_BUILDDIR, "print-prefix"], capture_output=True,
+prefix = subprocess.run(["make", "-s", "--no-print-directory", "-C", TOP_BUILDDIR, "print-prefix"], capture_output=True,
                         text=True).stdout.strip()
 check(prefix.startswith("/"), "no prefix from make print-prefix: %r" % prefix)
 dest = tempfile.mkdtemp(prefix="install-")
