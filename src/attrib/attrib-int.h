@@ -26,6 +26,7 @@ enum loc_kind {
 	L_REGOFF, /* its value is reg + off */
 	L_MEM, /* stored in memory at reg + off */
 	L_ADDR, /* a constant address (a global) */
+	L_CHAIN, /* *(*(*addr + chain[0]) + chain[1]): a pointer reached from a global */
 };
 
 struct loc {
@@ -33,6 +34,7 @@ struct loc {
 	int reg; /* DWARF register number, x86-64 */
 	int64_t off;
 	uint64_t addr;
+	int64_t chain[2]; /* L_CHAIN */
 };
 
 #define LOC_NR_REGS 16 /* x86-64 general registers, DWARF numbers 0 - 15: a fetcharg names them */

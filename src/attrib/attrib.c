@@ -211,6 +211,9 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 
 	if (!raw->tstate) {
 		why = "no thread state";
+	} else if (raw->other_thread) {
+		/* another interpreter's GIL: its holder is not this thread */
+		why = "thread state not known at this site";
 	} else if (!raw->frame) {
 		why = "no Python frame";
 	} else if (raw->tag > 1) {

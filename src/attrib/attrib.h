@@ -65,6 +65,16 @@ struct gil_layout {
 	int64_t req_off; /* in the struct the argument named req_arg points at */
 	char req_arg[16]; /* drop_gil's argument: "ceval", "ceval2" or "tstate"; "" for a global */
 	uint64_t req_addr; /* GIL_REQ_GLOBAL: the flag's link-time address in the probed file */
+	/*
+	 * The GIL's holder from the globals (_Py_DebugOffsets), for sites without a thread-state
+	 * argument (PyEval_SaveThread): _PyRuntime.interpreters.head->ceval.gil->last_holder,
+	 * believed only when its native_thread_id is the thread's. 0: not known.
+	 */
+	uint64_t runtime_addr; /* link-time address of _PyRuntime */
+	int64_t rt_interp_head; /* _PyRuntime.interpreters.head */
+	int64_t interp_gil; /* PyInterpreterState.ceval.gil */
+	int64_t gil_holder; /* struct _gil_runtime_state.last_holder */
+	int64_t ts_native_tid; /* PyThreadState.native_thread_id */
 };
 
 /* The fetchargs of one probe site, parallel to gil_symbols.sites. */
@@ -140,6 +150,7 @@ int gil_layout_debug_offsets_buf(const void *buf, size_t len, struct gil_layout 
 struct gil_frame_raw {
 	uint64_t tstate, frame;
 	uint8_t tag; /* 3.14+: f_executable's tag bits (1: read through the untagged copies) */
+	bool other_thread; /* the thread state read from the GIL's holder is another thread's */
 	bool has_type; /* the type was read (3.13); else the name proves the frame readable */
 	const char *type; /* tp_name of the frame's code object's type: "code" */
 	int type_len; /* < 0: the kernel could not read it (fault) */

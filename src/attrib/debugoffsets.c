@@ -45,13 +45,15 @@ struct do_positions {
 		ustate, ascii_size;
 	size_t eval_breaker; /* debugger_support.eval_breaker; 0: not there (3.13) */
 	bool tagged; /* f_executable is a _PyStackRef: its low two bits are tags */
+	/* the GIL's holder: interpreters_head, ceval_gil, gil_runtime_state(_holder), native tid */
+	size_t interp_head, ceval_gil, gil_state, gil_holder, native_tid;
 };
 
 static const struct do_positions positions[] = {
-	{ 13, 584, 184, 240, 280, 296, 312, 360, 376, 544, 560, 0, false },
-	{ 14, 760, 208, 264, 320, 336, 352, 408, 424, 624, 640, 712, true },
+	{ 13, 584, 184, 240, 280, 296, 312, 360, 376, 544, 560, 0, false, 40, 112, 120, 144, 200 },
+	{ 14, 760, 208, 264, 320, 336, 352, 408, 424, 624, 640, 712, true, 40, 120, 128, 152, 224 },
 	/* 3.15.0b4 inserted last_profiled_frame*: only release candidates and finals are read */
-	{ 15, 888, 208, 328, 384, 400, 416, 472, 488, 720, 736, 840, true },
+	{ 15, 888, 208, 328, 384, 400, 416, 472, 488, 720, 736, 840, true, 40, 120, 128, 152, 248 },
 };
 
 int attrib_debug_offsets_parse(const unsigned char *d, size_t len, struct gil_layout *out,
@@ -120,6 +122,14 @@ int attrib_debug_offsets_parse(const unsigned char *d, size_t len, struct gil_la
 		/* 3.13 does not give it: PyThreadState.eval_breaker, held against DWARF */
 		l.req_off = gil_layout_table(313)->req_off;
 	}
+	l.rt_interp_head = (int64_t)rd64(d + p->interp_head);
+	l.interp_gil = (int64_t)rd64(d + p->ceval_gil);
+	l.gil_holder = (int64_t)(rd64(d + p->gil_holder) - rd64(d + p->gil_state));
+	l.ts_native_tid = (int64_t)rd64(d + p->native_tid);
+	if (l.rt_interp_head <= 0 || l.rt_interp_head >= 65536 || l.interp_gil <= 0 ||
+	    l.interp_gil >= 65536 || l.gil_holder <= 0 || l.gil_holder >= 256 ||
+	    l.ts_native_tid <= 0 || l.ts_native_tid >= 4096)
+		l.rt_interp_head = l.interp_gil = l.gil_holder = l.ts_native_tid = 0;
 	/* offsets into objects of a few hundred bytes: anything else is not this layout */
 	if (l.ts_frame <= 0 || l.ts_frame >= 4096 || l.frame_code < 0 || l.frame_code >= 4096 ||
 	    l.code_filename <= 0 || l.code_filename >= 4096 || l.code_name <= 0 ||
@@ -156,6 +166,7 @@ int attrib_layout_debug_offsets(struct gil_elf *f, struct gil_layout *out, const
 	}
 	if (attrib_debug_offsets_parse(d, n, out, why) < 0)
 		return -2;
+	out->runtime_addr = sym.st_value;
 	return 0;
 }
 

@@ -31,8 +31,21 @@ struct fa {
 	const char *why;
 };
 
+/* The pointer an L_CHAIN names: *(*(*addr + c0) + c1), addr a file offset for "@+". */
+static int chain_value(char *out, size_t len, const struct loc *l, int64_t delta)
+{
+	int n;
+
+	if ((int64_t)l->addr - delta < 0)
+		return -1;
+	n = snprintf(out, len, "%+lld(%+lld(@+%lld))", (long long)l->chain[1],
+		     (long long)l->chain[0], (long long)((int64_t)l->addr - delta));
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 static int deref_loc(char *out, size_t len, const struct loc *l, int64_t off, int64_t delta)
 {
+	char e[128];
 	int n = -1;
 
 	switch (l->kind) {
@@ -54,6 +67,10 @@ static int deref_loc(char *out, size_t len, const struct loc *l, int64_t off, in
 		if ((int64_t)(l->addr + (uint64_t)off) - delta >= 0)
 			n = snprintf(out, len, "@+%lld",
 				     (long long)((int64_t)(l->addr + (uint64_t)off) - delta));
+		break;
+	case L_CHAIN:
+		if (chain_value(e, sizeof(e), l, delta) == 0)
+			n = snprintf(out, len, "%+lld(%s)", (long long)off, e);
 		break;
 	default:
 		break;
@@ -152,6 +169,14 @@ char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 	} else if (ts->kind == L_MEM) {
 		snprintf(e, sizeof(e), "%+lld(%%%s)", (long long)ts->off, regs[ts->reg]);
 		fa_add(&f, "gil_ts", e, "x64");
+	} else if (ts->kind == L_CHAIN) {
+		/* the GIL's holder: NULL, or (another interpreter's GIL) another thread */
+		if (chain_value(e, sizeof(e), ts, delta) < 0)
+			goto toolong;
+		fa_add(&f, "gil_ts", e, "x64");
+		if (deref_loc(e, sizeof(e), ts, lay->ts_native_tid, delta) < 0)
+			goto toolong;
+		fa_add(&f, "gil_htid", e, "u64");
 	}
 	/* the frame pointer */
 	if (deref_loc(fr, sizeof(fr), ts, lay->ts_frame, delta) < 0)

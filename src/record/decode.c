@@ -30,6 +30,7 @@ enum {
 	F_TFILE,
 	F_TFILES,
 	F_TLINE,
+	F_HTID, /* the native thread id of the GIL's holder, when that is the thread state */
 	F_NR,
 };
 
@@ -47,7 +48,7 @@ static const char *const field_names[F_NR] = {
 	[F_TS] = "gil_ts",     [F_TY] = "gil_ty",	    [F_REQ] = "gil_req",
 	[F_TAG] = "gil_tag",   [F_TTY] = "gil_tty",	    [F_TFN] = "gil_tfn",
 	[F_TFNS] = "gil_tfns", [F_TFILE] = "gil_tfile", [F_TFILES] = "gil_tfiles",
-	[F_TLINE] = "gil_tline",
+	[F_TLINE] = "gil_tline", [F_HTID] = "gil_htid",
 };
 
 struct probe_fields {
@@ -162,6 +163,8 @@ static void decode_frame(const struct probe_fields *pf, const char *data, uint32
 		fr->tstate = 0;
 	if (!number(pf->f[F_FR], data, len, &fr->frame))
 		fr->frame = 0;
+	if (pf->f[F_HTID] && (!number(pf->f[F_HTID], data, len, &v) || v != (uint64_t)ev->tid))
+		fr->other_thread = true;
 	c = &plain;
 	if (pf->tagged && number(pf->f[F_TAG], data, len, &v)) {
 		fr->tag = (uint8_t)(v & 3);

@@ -255,6 +255,9 @@ static bool debug_file(const char *root, const char *exe, char *path, size_t len
  */
 static void test_debug_offsets_sid(void **state)
 {
+	static const int64_t holder_path[3][4] = {
+		{ 0x278, 0x10, 8, 0xa0 }, { 0x328, 0x10, 8, 0xa0 }, { 0x3a8, 0x10, 8, 0xb8 },
+	};
 	struct gil_layout dw, dbo;
 	const char *root = sid_root();
 	char exe[600], dbg[900], err[512], what[64];
@@ -283,6 +286,11 @@ static void test_debug_offsets_sid(void **state)
 		assert_non_null(gil_layout_table(300 + minor));
 		same_layout(what, &dw, gil_layout_table(300 + minor));
 		assert_true(dbo.code_tagged == (minor >= 14));
+		/* the way to the GIL's holder, as the -dbg DWARF gives it (gdb, by hand) */
+		assert_int_equal(dbo.rt_interp_head, holder_path[minor - 13][0]);
+		assert_int_equal(dbo.interp_gil, holder_path[minor - 13][1]);
+		assert_int_equal(dbo.gil_holder, holder_path[minor - 13][2]);
+		assert_int_equal(dbo.ts_native_tid, holder_path[minor - 13][3]);
 	}
 }
 
@@ -633,6 +641,43 @@ static void test_tagged_executable(void **state)
 	gil_symbols_free(s);
 }
 
+/*
+ * A build without symbols: PyEval_SaveThread and PyEval_RestoreThread stand in for drop_gil
+ * and take_gil, and attribution still reads the frame: RestoreThread's tstate argument, and
+ * for SaveThread the GIL's holder, from _PyRuntime through _Py_DebugOffsets, with the holder's
+ * native thread id for the decoder to check.
+ */
+static void test_fallback_sites_attributed(void **state)
+{
+	const char *root = sid_root(), *save, *restore;
+	struct gil_symbols *s;
+	struct gil_attrib *a;
+	char exe[600], err[512];
+
+	if (!root)
+		skip();
+	snprintf(exe, sizeof(exe), "%s/usr/bin/python3.14", root);
+	/* a root without the debug files: the stock image */
+	assert_int_equal(gil_symbols_read(exe, "/nonexistent", &s, err, sizeof(err)), 0);
+	assert_true(s->approximate);
+	assert_int_equal(gil_attrib_read(s, exe, s->version, &a, err, sizeof(err)), 0);
+	assert_int_equal(a->source, GIL_ATTR_SRC_DEBUG_OFFSETS);
+	save = site_args(s, a, "PyEval_SaveThread");
+	restore = site_args(s, a, "PyEval_RestoreThread");
+	assert_non_null(save);
+	assert_non_null(restore);
+	well_formed(save, true, true);
+	well_formed(restore, false, true);
+	assert_non_null(strstr(restore, "gil_fr=+72(%di):x64"));
+	/* interpreters.head (+0x328) -> ceval.gil (+16) -> last_holder (+8) */
+	assert_non_null(strstr(save, "gil_ts=+8(+16(@+"));
+	assert_non_null(strstr(save, "gil_htid=+160(+8(+16(@+"));
+	assert_non_null(strstr(save, "gil_req=+24(+8(+16(@+"));
+	assert_non_null(strstr(save, "gil_tag="));
+	gil_attrib_free(a);
+	gil_symbols_free(s);
+}
+
 /* A frame whose f_executable carries tag 1 is named from the tagged copy; tags 2 and 3 never. */
 static void test_fntab_tag(void **state)
 {
@@ -766,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_fntab_untyped),
 		cmocka_unit_test(test_typed_on_313),
 		cmocka_unit_test(test_tagged_executable),
+		cmocka_unit_test(test_fallback_sites_attributed),
 		cmocka_unit_test(test_fntab_tag),
 		cmocka_unit_test(test_other_architecture),
 		cmocka_unit_test(test_fntab_marks_non_ascii),
