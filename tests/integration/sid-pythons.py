@@ -1,0 +1,106 @@
+"""Debian sid's CPython 3.13, 3.14 and 3.15, as people install them, each run in a container
+(tests/integration/sidroot.py) twice: with the -dbg packages' debug files, and in "stock image"
+mode with /usr/lib/debug hidden. The recorder runs on the host with --pid.
+
+- ctypes_calls.py makes N ctypes calls on the main thread: N to N+50 releases and takes there.
+  With debug files the sites are exact (take_gil, drop_gil and its inlined copies); without,
+  the fallback stands in with PyEval_SaveThread/RestoreThread ("approximate"), and attribution
+  comes from _Py_DebugOffsets: either way >= 90% of the releases name <module> of the workload.
+- tagged_calls.py makes the calls from a function whose code object it made immortal: from 3.14
+  the frame's f_executable then carries tag bit 1 (the workload reads it and says so), and the
+  releases must still name that function, not "frame not readable".
+Ends with the table doc/compatibility.md shows.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sidroot import *  # noqa: E402,F401,F403
+
+SID_N = 2000
+SID_SLACK = 50
+MIN_NAMED = 0.90
+
+
+def attributed(header, records, tid, name, script):
+    """(releases of @tid, of them naming @name in @script, the other functions seen)."""
+    fns = {r["fn"]["id"]: r["fn"] for r in records if isinstance(r, dict) and "fn" in r}
+    drops = [r for r in records if isinstance(r, list) and r[0] == tid and r[1] == 2]
+    named, other = 0, {}
+    for r in drops:
+        fn = fns.get(r[5] if len(r) > 5 else 0, {})
+        if fn.get("name") == name and fn.get("file") == "%s/%s" % (INSIDE_WORKLOADS, script):
+            named += 1
+        else:
+            key = fn.get("name") or fn.get("unreadable") or "none"
+            other[key] = other.get(key, 0) + 1
+    return len(drops), named, other
+
+
+def run(root, ver, hide_debug, script, name, failures, rows):
+    label = "sid python%s, %s%s" % (ver, "stock (no -dbg)" if hide_debug else "with -dbg",
+                                    ", tagged frame" if script == "tagged_calls.py" else "")
+    w = SidWorkload(root, "/usr/bin/python%s" % ver, script, SID_N, hide_debug=hide_debug)
+    check(in_container(w.pid), "%s: the workload is not in its own root" % label)
+    rec = FileRecorder("--pid", w.pid)
+    w.go()
+    done = w.wait_done()
+    w.finish()
+    rc = rec.wait()
+    check(rc == 0, "%s: gil-record exited %d: %s" % (label, rc, rec.err))
+    files = rec.files()
+    check(len(files) == 1, "%s: expected one file, got %s" % (label, files))
+    header, records, footer = read_recording(files[0])
+    check_no_probes()
+    tid = int(done[0])
+    row = Row(label, header, records, footer, tid, rec.err, SID_N)
+    att = header.get("attribution") or {}
+    ndrops, named, other = attributed(header, records, tid, name, script)
+    row.attr = "%s, %d/%d named" % (att.get("offsets_from"), named, ndrops)
+    rows.append(row)
+    for what, got in (("releases", row.drops), ("takes", row.takes)):
+        if not SID_N <= got <= SID_N + SID_SLACK:
+            failures.append("%s: %s on the main thread %d, expected %d..%d"
+                            % (label, what, got, SID_N, SID_N + SID_SLACK))
+    if footer is None or footer.get("lost"):
+        failures.append("%s: footer %s" % (label, footer))
+    if not hide_debug and row.approximate:
+        failures.append("%s: approximate sites with the debug files there: %s"
+                        % (label, row.approximate))
+    if hide_debug:
+        if "build-id" in row.methods:
+            failures.append("%s: a debug file was used though hidden: %s" % (label, row.methods))
+        log("%s: sites %s%s" % (label, row.method(),
+                                ", approximate" if row.approximate else ""))
+    want = "dwarf" if not hide_debug else "debug_offsets"
+    if not att.get("enabled") or att.get("offsets_from") != want:
+        failures.append("%s: attribution %s, expected from %s" % (label, att, want))
+    if named < MIN_NAMED * max(ndrops, 1):
+        failures.append("%s: %d of %d releases name %s (others: %s)"
+                        % (label, named, ndrops, name, other))
+    if script == "tagged_calls.py":
+        tag = done[2]
+        expect = "tag=1" if ver >= "3.14" else "tag=0"
+        check(tag == expect, "%s: the workload's frame has %s, expected %s" % (label, tag, expect))
+    shutil.rmtree(rec.outdir, ignore_errors=True)
+
+
+require_kernel()
+root = require_sid_root()
+failures, rows = [], []
+for ver in SID_PYTHONS:
+    check(os.access("%s/usr/bin/python%s" % (root, ver), os.X_OK),
+          "no python%s in %s: sh tools/sid-root.sh rebuilds it" % (ver, root))
+    for hide in (False, True):
+        run(root, ver, hide, "ctypes_calls.py", "<module>", failures, rows)
+        run(root, ver, hide, "tagged_calls.py", "calls", failures, rows)
+
+lines = ["| interpreter | sites | releases / N | takes / N | attribution |", "|---|---|---|---|---|"]
+for r in rows:
+    lines.append("| %s | %s%s | %d / %d | %d / %d | %s |"
+                 % (r.label, r.method(), " (approximate)" if r.approximate else "", r.drops,
+                    r.n, r.takes, r.n, r.attr))
+log("\n".join(lines))
+if failures:
+    fail("; ".join(failures))
+log("PASS: %d recordings of Debian sid's Pythons" % len(rows))
