@@ -9,7 +9,11 @@ mode with /usr/lib/debug hidden. The recorder runs on the host with --pid.
 - tagged_calls.py makes the calls from a function whose code object it made immortal: from 3.14
   the frame's f_executable then carries tag bit 1 (the workload reads it and says so), and the
   releases must still name that function, not "frame not readable".
-Ends with the table doc/compatibility.md shows.
+- attribution.py's threads (sleeper, pipe reader, two spinners): with debug files each role's
+  releases name its function and are classed as it makes them (spinners forced, the others
+  voluntary); without, forced switches are not seen at all (drop_gil is not probed), and the
+  sleeper's voluntary releases through PyEval_SaveThread are still named and classed.
+Ends with the tables doc/compatibility.md shows.
 """
 import os
 import sys
@@ -85,6 +89,53 @@ def run(root, ver, hide_debug, script, name, failures, rows):
     shutil.rmtree(rec.outdir, ignore_errors=True)
 
 
+ROLES = {"sleeper": ("sleeper", 1), "reader": ("reader", 1), "spinner1": ("Busy.spin", 2),
+         "spinner2": ("Busy.spin", 2), "schlaefer": (None, 1)}
+MIN_CLASS = 0.95
+
+
+def run_roles(root, ver, hide_debug, failures, lines):
+    """attribution.py in the container: each role's releases, named and classed."""
+    label = "sid python%s, %s" % (ver, "stock (no -dbg)" if hide_debug else "with -dbg")
+    w = SidWorkload(root, "/usr/bin/python%s" % ver, "attribution.py", 1.5,
+                    hide_debug=hide_debug)
+    rec = FileRecorder("--pid", w.pid)
+    w.go()
+    tids = {role: int(tid) for role, tid in (kv.split("=") for kv in w.wait_done())}
+    w.finish()
+    rc = rec.wait()
+    check(rc == 0, "%s: gil-record exited %d: %s" % (label, rc, rec.err))
+    header, records, footer = read_recording(rec.files()[0])
+    shutil.rmtree(rec.outdir, ignore_errors=True)
+    fns = {r["fn"]["id"]: r["fn"] for r in records if isinstance(r, dict) and "fn" in r}
+    cells = []
+    for role, (name, cls) in sorted(ROLES.items()):
+        drops = [r for r in records if isinstance(r, list) and r[0] == tids[role] and r[1] == 2]
+        own = [r for r in drops if fns.get(r[5], {}).get("file") ==
+               "%s/attribution.py" % INSIDE_WORKLOADS and
+               (fns[r[5]].get("name") == name if name else
+                fns[r[5]].get("unreadable") == "name not compact ASCII")]
+        right = sum(1 for r in own if r[6] == cls)
+        cells.append("%s %d/%d/%d" % (role, right, len(own), len(drops)))
+        forced_seen = hide_debug and cls == 2
+        if forced_seen:
+            # drop_gil is not probed: a forced switch is never seen, and never invented
+            if any(r[6] == 2 for r in drops):
+                failures.append("%s: %s: a forced release claimed at PyEval_SaveThread"
+                                % (label, role))
+            continue
+        if hide_debug and role != "sleeper":
+            continue  # LTO may inline PyEval_SaveThread into os.read: not seen, as documented
+        if len(own) < 20 or len(own) < MIN_NAMED * len(drops):
+            failures.append("%s: %s: %d of %d releases in its own function"
+                            % (label, role, len(own), len(drops)))
+        elif right < MIN_CLASS * len(own):
+            failures.append("%s: %s: %d of %d releases classed %s"
+                            % (label, role, right, len(own), "forced" if cls == 2 else
+                               "voluntary"))
+    lines.append("| %s | %s |" % (label, ", ".join(cells)))
+
+
 require_kernel()
 root = require_sid_root()
 failures, rows = [], []
@@ -101,6 +152,11 @@ for r in rows:
                  % (r.label, r.method(), " (approximate)" if r.approximate else "", r.drops,
                     r.n, r.takes, r.n, r.attr))
 log("\n".join(lines))
+lines = ["| interpreter | role: right class / own function / releases |", "|---|---|"]
+for ver in SID_PYTHONS:
+    for hide in (False, True):
+        run_roles(root, ver, hide, failures, lines)
+log("\n".join(lines))
 if failures:
     fail("; ".join(failures))
-log("PASS: %d recordings of Debian sid's Pythons" % len(rows))
+log("PASS: %d recordings of Debian sid's Pythons" % (len(rows) + len(lines) - 2))
