@@ -7,8 +7,8 @@
 # $GIL_SID_ROOT.stamp is written only when the root is complete, so a root without it (an
 # interrupted build) is thrown away and built again. A lock ($GIL_SID_ROOT.lock, flock) keeps two
 # runs from building at once; the second waits and then uses the first one's root.
-# Building took 43 s here (debootstrap 25 s, apt-get 18 s, 2 vCPUs, a near mirror); allow a few
-# minutes on a slow one. With the stamp present the script returns at once.
+# Building took 43 s here (debootstrap 25 s, apt-get 18 s; 66 s with another build running),
+# 2 vCPUs, a near mirror; allow a few minutes on a slow one. With the stamp present the script returns at once.
 set -e
 root=${GIL_SID_ROOT:-/var/cache/giltrace/sid-root}
 mirror=${GIL_SID_MIRROR:-http://deb.debian.org/debian}

@@ -107,7 +107,7 @@ int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_
 		if (s->role != GIL_SITE_ENTRY)
 			continue;
 		if (abi_fallback(a, s, obj, &ts, &delta)) {
-			/* a release through PyEval_SaveThread: the request bit as drop_gil sees it */
+			/* at PyEval_SaveThread: the request bit as drop_gil sees it */
 			req = s->fn == GIL_FN_DROP ? ts : (struct loc){ 0 };
 			a->sites[i].fetchargs = attrib_build_fetchargs(&a->layout, &ts, &req,
 								       s->fn == GIL_FN_DROP, delta,

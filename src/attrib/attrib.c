@@ -217,7 +217,7 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 	} else if (!raw->frame) {
 		why = "no Python frame";
 	} else if (raw->tag > 1) {
-		/* bit 1 set: not a reference to an object (3.14's tagged ints), never a code object */
+		/* bit 1 set: no object reference (3.14's tagged ints), never a code object */
 		why = "frame does not hold a code object";
 	} else if (raw->has_type && raw->type_len < 0) {
 		why = "frame not readable";

@@ -146,7 +146,8 @@ for ver in SID_PYTHONS:
         run(root, ver, hide, "ctypes_calls.py", "<module>", failures, rows)
         run(root, ver, hide, "tagged_calls.py", "calls", failures, rows)
 
-lines = ["| interpreter | sites | releases / N | takes / N | attribution |", "|---|---|---|---|---|"]
+lines = ["| interpreter | sites | releases / N | takes / N | attribution |",
+         "|---|---|---|---|---|"]
 for r in rows:
     lines.append("| %s | %s%s | %d / %d | %d / %d | %s |"
                  % (r.label, r.method(), " (approximate)" if r.approximate else "", r.drops,
