@@ -8,6 +8,9 @@ set -e
 cd "$(dirname "$0")/.."
 top=$PWD
 sh tools/deps.sh --test
+# Debian sid's Pythons for tests/integration/sid-pythons.py: built once, then cached.
+sh tools/sid-root.sh >/dev/null ||
+	echo "test.sh: no Debian sid root; tests/integration/sid-pythons.py will say why" >&2
 if [ ! -e /sys/kernel/tracing/uprobe_events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 fi

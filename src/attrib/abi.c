@@ -63,17 +63,59 @@ static void abi_locs(int version, enum gil_func fn, struct loc *ts, struct loc *
 	}
 }
 
+/*
+ * The exported stand-ins of a build without symbols (approximate sites): PyEval_RestoreThread
+ * (tstate) has it in %di at its entry, as any exported function; PyEval_SaveThread (void) is
+ * called holding the GIL, so the GIL's last holder is the caller, reached from _PyRuntime when
+ * _Py_DebugOffsets gave the way (the recorded native thread id proves it per hit).
+ */
+static bool abi_fallback(const struct gil_attrib *a, const struct gil_site *s, struct gil_elf *obj,
+			 struct loc *ts, int64_t *delta)
+{
+	const struct gil_layout *l = &a->layout;
+
+	memset(ts, 0, sizeof(*ts));
+	*delta = 0;
+	if (!s->approximate || s->role != GIL_SITE_ENTRY)
+		return false;
+	if (s->fn == GIL_FN_TAKE && !strcmp(s->symbol, "PyEval_RestoreThread")) {
+		ts->kind = L_REG;
+		ts->reg = abi_arg_reg[0];
+		return true;
+	}
+	if (s->fn != GIL_FN_DROP || strcmp(s->symbol, "PyEval_SaveThread") || !l->runtime_addr ||
+	    !l->rt_interp_head || !l->interp_gil || !l->gil_holder || !l->ts_native_tid ||
+	    gil_elf_text_delta(obj->elf, s->addr, delta) < 0)
+		return false;
+	ts->kind = L_CHAIN;
+	ts->addr = l->runtime_addr + (uint64_t)l->rt_interp_head;
+	ts->chain[0] = l->interp_gil;
+	ts->chain[1] = l->gil_holder;
+	return true;
+}
+
 /* Table or debug offsets: arguments by the ABI, so only at plain function entries. */
 int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj)
 {
 	const struct gil_site *s;
 	struct loc ts, req;
+	int64_t delta;
 	size_t i;
 
 	for (i = 0; i < syms->nr_sites; i++) {
 		s = &syms->sites[i];
 		if (s->role != GIL_SITE_ENTRY)
 			continue;
+		if (abi_fallback(a, s, obj, &ts, &delta)) {
+			/* at PyEval_SaveThread: the request bit as drop_gil sees it */
+			req = s->fn == GIL_FN_DROP ? ts : (struct loc){ 0 };
+			a->sites[i].fetchargs = attrib_build_fetchargs(&a->layout, &ts, &req,
+								       s->fn == GIL_FN_DROP, delta,
+								       &a->sites[i].why);
+			if (!a->sites[i].fetchargs && !a->sites[i].why)
+				return -1;
+			continue;
+		}
 		if (!abi_entry(s)) {
 			a->sites[i].why = "a compiler clone or inlined copy: arguments unknown without DWARF";
 			continue;

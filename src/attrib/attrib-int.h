@@ -4,7 +4,7 @@
  * probed instruction (struct loc), and one function per source of layouts and locations.
  *   table.c        the built-in layouts of release builds (gil_layout_table)
  *   fetchargs.c    the fetchargs string of one site, from a layout and argument locations
- *   debugoffsets.c the layout from 3.13's _Py_DebugOffsets
+ *   debugoffsets.c the layout from _Py_DebugOffsets (3.13 - 3.15)
  *   abi.c          argument locations by the calling convention, at plain function entries
  *   dwarf.c        layout and argument locations from DWARF (dwarf-none.c without libdw)
  *   attrib.c       which of them serves an interpreter (gil_attrib_read)
@@ -26,6 +26,7 @@ enum loc_kind {
 	L_REGOFF, /* its value is reg + off */
 	L_MEM, /* stored in memory at reg + off */
 	L_ADDR, /* a constant address (a global) */
+	L_CHAIN, /* *(*(*addr + chain[0]) + chain[1]): a pointer reached from a global */
 };
 
 struct loc {
@@ -33,6 +34,7 @@ struct loc {
 	int reg; /* DWARF register number, x86-64 */
 	int64_t off;
 	uint64_t addr;
+	int64_t chain[2]; /* L_CHAIN */
 };
 
 #define LOC_NR_REGS 16 /* x86-64 general registers, DWARF numbers 0 - 15: a fetcharg names them */
@@ -47,11 +49,19 @@ char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 			     const struct loc *req, bool drop, int64_t delta, const char **why);
 
 /**
- * attrib_layout_debug_offsets - the layout from _Py_DebugOffsets in the data of @f (3.13).
- * Returns 0, or -1 with a reason in @err.
+ * attrib_layout_debug_offsets - the layout from _Py_DebugOffsets in the data of @f (3.13 -
+ * 3.15). Returns 0; -1 when there is none (*@why, static, says why: the table may serve); -2
+ * when there is one that is not read (a pre-release, an unknown version, free-threaded: *@why
+ * says which), so nothing else may guess that version's layout either.
  */
-int attrib_layout_debug_offsets(struct gil_elf *f, struct gil_layout *out, char *err,
-				size_t errlen);
+int attrib_layout_debug_offsets(struct gil_elf *f, struct gil_layout *out, const char **why);
+
+/**
+ * attrib_debug_offsets_parse - the layout from the first @len bytes of _PyRuntime at @d.
+ * Returns 0, or -1 with a static reason in *@why.
+ */
+int attrib_debug_offsets_parse(const unsigned char *d, size_t len, struct gil_layout *out,
+			       const char **why);
 
 /**
  * attrib_abi - fetchargs for the entry sites of @syms from @a->layout (table or debug offsets),

@@ -79,6 +79,7 @@ int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *ob
 {
 	struct gil_elf obj = { .fd = -1 };
 	const struct gil_layout *t;
+	const char *dowhy = NULL;
 	struct gil_attrib *a;
 	char why[256] = "";
 	int ver = parse_version(version), r;
@@ -119,8 +120,13 @@ int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *ob
 		a->why = "a debug build without usable DWARF: its layout is not in the table";
 		goto done;
 	}
-	if (attrib_layout_debug_offsets(&obj, &a->layout, why, sizeof(why)) == 0) {
+	r = attrib_layout_debug_offsets(&obj, &a->layout, &dowhy);
+	if (r == 0) {
 		a->source = GIL_ATTR_SRC_DEBUG_OFFSETS;
+	} else if (r == -2) {
+		/* there, but not a layout we know: the table would guess the same version's */
+		a->why = dowhy;
+		goto done;
 	} else if ((t = gil_layout_table(ver))) {
 		a->layout = *t;
 		a->source = GIL_ATTR_SRC_TABLE;
@@ -206,8 +212,14 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 
 	if (!raw->tstate) {
 		why = "no thread state";
+	} else if (raw->other_thread) {
+		/* another interpreter's GIL: its holder is not this thread */
+		why = "thread state not known at this site";
 	} else if (!raw->frame) {
 		why = "no Python frame";
+	} else if (raw->tag > 1) {
+		/* bit 1 set: no object reference (3.14's tagged ints), never a code object */
+		why = "frame does not hold a code object";
 	} else if (raw->has_type && raw->type_len < 0) {
 		why = "frame not readable";
 	} else if (raw->has_type && (raw->type_len != 4 || memcmp(raw->type, "code", 4))) {

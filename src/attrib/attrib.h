@@ -5,8 +5,8 @@
  * through uprobe fetchargs built here from struct offsets and argument locations:
  *  - DWARF (pyenv builds, debug packages): the location of the thread-state argument at the
  *    entry of every probed site (clones and inlined copies differ) and every member offset;
- *  - _Py_DebugOffsets in the interpreter's data (3.13) when there is no DWARF;
- *  - a table for 3.8 - 3.13 release builds, verified against DWARF (tests/unit/test-attrib.c).
+ *  - _Py_DebugOffsets in the interpreter's data (3.13 - 3.15) when there is no DWARF;
+ *  - a table for 3.8 - 3.15 release builds, verified against DWARF (tests/unit/test-attrib.c).
  * The function table (gil_fntab) turns what the kernel read into numbered functions, and says
  * why when a frame could not be read: nothing is guessed.
  * Lifecycle: gil_attrib_read -> gil_attrib_fetchargs... -> gil_attrib_free.
@@ -51,6 +51,7 @@ struct gil_layout {
 	int64_t ts_frame; /* PyThreadState: frame, cframe or current_frame */
 	int64_t cframe_current; /* _PyCFrame.current_frame (GIL_FRAME_CFRAME) */
 	int64_t frame_code; /* PyFrameObject.f_code, _PyInterpreterFrame.f_code or f_executable */
+	bool code_tagged; /* 3.14+: f_executable is a _PyStackRef, its low two bits are tags */
 	int64_t code_name; /* PyCodeObject.co_qualname (3.11+) or co_name */
 	bool qualname;
 	int64_t code_filename;
@@ -64,6 +65,16 @@ struct gil_layout {
 	int64_t req_off; /* in the struct the argument named req_arg points at */
 	char req_arg[16]; /* drop_gil's argument: "ceval", "ceval2" or "tstate"; "" for a global */
 	uint64_t req_addr; /* GIL_REQ_GLOBAL: the flag's link-time address in the probed file */
+	/*
+	 * The GIL's holder from the globals (_Py_DebugOffsets), for sites without a thread-state
+	 * argument (PyEval_SaveThread): _PyRuntime.interpreters.head->ceval.gil->last_holder,
+	 * believed only when its native_thread_id is the thread's. 0: not known.
+	 */
+	uint64_t runtime_addr; /* link-time address of _PyRuntime */
+	int64_t rt_interp_head; /* _PyRuntime.interpreters.head */
+	int64_t interp_gil; /* PyInterpreterState.ceval.gil */
+	int64_t gil_holder; /* struct _gil_runtime_state.last_holder */
+	int64_t ts_native_tid; /* PyThreadState.native_thread_id */
 };
 
 /* The fetchargs of one probe site, parallel to gil_symbols.sites. */
@@ -121,15 +132,25 @@ int gil_layout_dwarf(const char *path, struct gil_layout *out, char *err, size_t
 
 /**
  * gil_layout_debug_offsets - read the layout from _Py_DebugOffsets in the data of @path
- * (3.13; drop-request offset from the table). Returns 0, or -1 with a reason in @err.
+ * (3.13 - 3.15 release candidates and finals; 3.13's drop-request offset from the table).
+ * Returns 0, or -1 with a reason in @err.
  */
 int gil_layout_debug_offsets(const char *path, struct gil_layout *out, char *err, size_t errlen);
+
+/**
+ * gil_layout_debug_offsets_buf - the same from @len bytes of _PyRuntime's start at @buf.
+ * Returns 0, or -1 with a reason in @err.
+ */
+int gil_layout_debug_offsets_buf(const void *buf, size_t len, struct gil_layout *out, char *err,
+				 size_t errlen);
 
 /* ---- what the kernel read at one hit, and the functions it names ---- */
 
 /* Fields of one sample, as decoded; strings are not NUL-terminated and may be absent. */
 struct gil_frame_raw {
 	uint64_t tstate, frame;
+	uint8_t tag; /* 3.14+: f_executable's tag bits (1: read through the untagged copies) */
+	bool other_thread; /* the thread state read from the GIL's holder is another thread's */
 	bool has_type; /* the type was read (3.13); else the name proves the frame readable */
 	const char *type; /* tp_name of the frame's code object's type: "code" */
 	int type_len; /* < 0: the kernel could not read it (fault) */

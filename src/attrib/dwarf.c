@@ -424,9 +424,14 @@ static int layout_from_dwarf(struct dw *d, struct gil_layout *l, char *err, size
 	if (member(&st, "f_code", &l->frame_code, &t)) {
 		if (!pointee_struct(d, &t, &code))
 			return gil_err(err, errlen, "f_code is not a pointer to a struct");
-	} else if (member(&st, "f_executable", &l->frame_code, NULL)) {
+	} else if (member(&st, "f_executable", &l->frame_code, &t)) {
 		if (!d->have[W_CODE_T] || !struct_of_typedef(d, &d->found[W_CODE_T], &code))
 			return gil_err(err, errlen, "no PyCodeObject type in the DWARF");
+		/* 3.13: PyObject *; 3.14+: a _PyStackRef (a union of uintptr_t) with tag bits */
+		if (peel(&t) && dwarf_tag(&t) != DW_TAG_pointer_type) {
+			l->code_tagged = true;
+			l->version = 314;
+		}
 	} else {
 		return gil_err(err, errlen, "no f_code or f_executable in the frame");
 	}

@@ -31,8 +31,21 @@ struct fa {
 	const char *why;
 };
 
+/* The pointer an L_CHAIN names: *(*(*addr + c0) + c1), addr a file offset for "@+". */
+static int chain_value(char *out, size_t len, const struct loc *l, int64_t delta)
+{
+	int n;
+
+	if ((int64_t)l->addr - delta < 0)
+		return -1;
+	n = snprintf(out, len, "%+lld(%+lld(@+%lld))", (long long)l->chain[1],
+		     (long long)l->chain[0], (long long)((int64_t)l->addr - delta));
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 static int deref_loc(char *out, size_t len, const struct loc *l, int64_t off, int64_t delta)
 {
+	char e[128];
 	int n = -1;
 
 	switch (l->kind) {
@@ -54,6 +67,10 @@ static int deref_loc(char *out, size_t len, const struct loc *l, int64_t off, in
 		if ((int64_t)(l->addr + (uint64_t)off) - delta >= 0)
 			n = snprintf(out, len, "@+%lld",
 				     (long long)((int64_t)(l->addr + (uint64_t)off) - delta));
+		break;
+	case L_CHAIN:
+		if (chain_value(e, sizeof(e), l, delta) == 0)
+			n = snprintf(out, len, "%+lld(%s)", (long long)off, e);
 		break;
 	default:
 		break;
@@ -117,6 +134,27 @@ toolong:
 	f->why = "fetch expression too long for the kernel";
 }
 
+/* The name, file and first line of the code object at @code + @bias, under those names. */
+static void code_reads(struct fa *f, const struct gil_layout *lay, const char *code, int bias,
+		       const char *fn, const char *file, const char *line)
+{
+	char e[128], obj[128];
+
+	if (wrap(obj, sizeof(obj), code, lay->code_name + bias) < 0)
+		goto toolong;
+	fa_string(f, lay, fn, obj);
+	if (wrap(obj, sizeof(obj), code, lay->code_filename + bias) < 0)
+		goto toolong;
+	fa_string(f, lay, file, obj);
+	if (wrap(e, sizeof(e), code, lay->code_firstlineno + bias) < 0)
+		goto toolong;
+	fa_add(f, line, e, "s32");
+	return;
+toolong:
+	f->failed = true;
+	f->why = "fetch expression too long for the kernel";
+}
+
 char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 			     const struct loc *req, bool drop, int64_t delta, const char **why)
 {
@@ -131,6 +169,14 @@ char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 	} else if (ts->kind == L_MEM) {
 		snprintf(e, sizeof(e), "%+lld(%%%s)", (long long)ts->off, regs[ts->reg]);
 		fa_add(&f, "gil_ts", e, "x64");
+	} else if (ts->kind == L_CHAIN) {
+		/* the GIL's holder: NULL, or (another interpreter's GIL) another thread */
+		if (chain_value(e, sizeof(e), ts, delta) < 0)
+			goto toolong;
+		fa_add(&f, "gil_ts", e, "x64");
+		if (deref_loc(e, sizeof(e), ts, lay->ts_native_tid, delta) < 0)
+			goto toolong;
+		fa_add(&f, "gil_htid", e, "u64");
 	}
 	/* the frame pointer */
 	if (deref_loc(fr, sizeof(fr), ts, lay->ts_frame, delta) < 0)
@@ -154,15 +200,25 @@ char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 			goto toolong;
 		fa_add(&f, "gil_ty", e, "string");
 	}
-	if (wrap(obj, sizeof(obj), code, lay->code_name) < 0)
-		goto toolong;
-	fa_string(&f, lay, "gil_fn", obj);
-	if (wrap(obj, sizeof(obj), code, lay->code_filename) < 0)
-		goto toolong;
-	fa_string(&f, lay, "gil_file", obj);
-	if (wrap(e, sizeof(e), code, lay->code_firstlineno) < 0)
-		goto toolong;
-	fa_add(&f, "gil_line", e, "s32");
+	code_reads(&f, lay, code, 0, "gil_fn", "gil_file", "gil_line");
+	/*
+	 * 3.14+: f_executable is a _PyStackRef whose bit 0 marks a reference without a refcount
+	 * (immortal code objects, None). A fetcharg cannot mask it off before dereferencing, so
+	 * the same reads are made once more as if the tag were 1, each offset one less: exact for
+	 * such a pointer (code objects are 8-byte aligned), and the tag read here (one byte)
+	 * tells the decoder which copy holds the frame; the other is ignored.
+	 */
+	if (lay->code_tagged) {
+		fa_add(&f, "gil_tag", code, "b2@0/8");
+		if (lay->frame == GIL_FRAME_CURRENT) {
+			if (wrap(e, sizeof(e), code, lay->ob_type - 1) < 0 ||
+			    wrap(obj, sizeof(obj), e, lay->tp_name) < 0 ||
+			    wrap(e, sizeof(e), obj, 0) < 0)
+				goto toolong;
+			fa_add(&f, "gil_tty", e, "string");
+		}
+		code_reads(&f, lay, code, -1, "gil_tfn", "gil_tfile", "gil_tline");
+	}
 	if (drop && req->kind != L_NONE) {
 		if (deref_loc(e, sizeof(e), req, lay->req_off, delta) < 0)
 			goto toolong;

@@ -7,7 +7,7 @@
 #include "attrib.h"
 #include "common/util.h"
 
-/* ---- the table: 3.8 - 3.13 release builds (x86-64), verified by tests/unit/test-attrib.c ---- */
+/* ---- the table: 3.8 - 3.15 release builds (x86-64), verified by tests/unit/test-attrib.c ---- */
 
 static const struct gil_layout table[] = {
 	{
@@ -45,6 +45,21 @@ static const struct gil_layout table[] = {
 		.frame_code = 0, .code_name = 128, .qualname = true, .code_filename = 112,
 		.code_firstlineno = 68, .ob_type = 8, .tp_name = 24, .ascii_size = 40, .state = 32,
 		.compact_bit = 5, .ascii_bit = 6, .req = GIL_REQ_BIT0, .req_off = 24, .req_arg = "tstate",
+	},
+	/* 3.14, 3.15: as 3.13, with a tagged f_executable (checked on Debian sid's -dbg DWARF) */
+	{
+		.version = 314, .frame = GIL_FRAME_CURRENT, .ts_frame = 72, .cframe_current = -1,
+		.frame_code = 0, .code_tagged = true, .code_name = 128, .qualname = true,
+		.code_filename = 112, .code_firstlineno = 68, .ob_type = 8, .tp_name = 24,
+		.ascii_size = 40, .state = 32, .compact_bit = 5, .ascii_bit = 6, .req = GIL_REQ_BIT0,
+		.req_off = 24, .req_arg = "tstate",
+	},
+	{
+		.version = 315, .frame = GIL_FRAME_CURRENT, .ts_frame = 72, .cframe_current = -1,
+		.frame_code = 0, .code_tagged = true, .code_name = 128, .qualname = true,
+		.code_filename = 112, .code_firstlineno = 68, .ob_type = 8, .tp_name = 24,
+		.ascii_size = 40, .state = 32, .compact_bit = 5, .ascii_bit = 6, .req = GIL_REQ_BIT0,
+		.req_off = 24, .req_arg = "tstate",
 	},
 };
 

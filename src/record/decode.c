@@ -23,18 +23,38 @@ enum {
 	F_TS, /* optional: the thread state (when it may be NULL), the type (3.13), the request */
 	F_TY,
 	F_REQ,
+	F_TAG, /* 3.14+: f_executable's tag bits, and the reads as if the tag were 1 */
+	F_TTY,
+	F_TFN,
+	F_TFNS,
+	F_TFILE,
+	F_TFILES,
+	F_TLINE,
+	F_HTID, /* the native thread id of the GIL's holder, when that is the thread state */
 	F_NR,
 };
+
+/* The reads through the code object: the plain copy, and the one for a tagged reference. */
+struct code_fields {
+	int ty, fn, fns, file, files, line;
+};
+
+static const struct code_fields plain = { F_TY, F_FN, F_FNS, F_FILE, F_FILES, F_LINE };
+static const struct code_fields tagged = { F_TTY, F_TFN, F_TFNS, F_TFILE, F_TFILES, F_TLINE };
 
 static const char *const field_names[F_NR] = {
 	[F_FR] = "gil_fr",     [F_FN] = "gil_fn",	    [F_LINE] = "gil_line",
 	[F_FNS] = "gil_fns",   [F_FILE] = "gil_file",   [F_FILES] = "gil_files",
 	[F_TS] = "gil_ts",     [F_TY] = "gil_ty",	    [F_REQ] = "gil_req",
+	[F_TAG] = "gil_tag",   [F_TTY] = "gil_tty",	    [F_TFN] = "gil_tfn",
+	[F_TFNS] = "gil_tfns", [F_TFILE] = "gil_tfile", [F_TFILES] = "gil_tfiles",
+	[F_TLINE] = "gil_tline", [F_HTID] = "gil_htid",
 };
 
 struct probe_fields {
 	struct tep_format_field *f[F_NR];
 	bool frame; /* the fields up to F_FILES are there */
+	bool tagged; /* and F_TAG to F_TLINE */
 };
 
 struct gil_decoder {
@@ -77,6 +97,10 @@ struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, in
 		for (k = F_FR; k <= F_FILES; k++)
 			if (!d->fields[i].f[k])
 				d->fields[i].frame = false;
+		d->fields[i].tagged = d->fields[i].frame;
+		for (k = F_TAG; k <= F_TLINE; k++)
+			if (!d->fields[i].f[k] && (k != F_TTY || d->fields[i].f[F_TY]))
+				d->fields[i].tagged = false;
 	}
 	return d;
 fail:
@@ -123,6 +147,7 @@ static void decode_frame(const struct probe_fields *pf, const char *data, uint32
 			 struct gil_event *ev)
 {
 	struct gil_frame_raw *fr = &ev->frame;
+	const struct code_fields *c;
 	uint64_t v;
 
 	memset(fr, 0, sizeof(*fr));
@@ -138,20 +163,28 @@ static void decode_frame(const struct probe_fields *pf, const char *data, uint32
 		fr->tstate = 0;
 	if (!number(pf->f[F_FR], data, len, &fr->frame))
 		fr->frame = 0;
+	if (pf->f[F_HTID] && (!number(pf->f[F_HTID], data, len, &v) || v != (uint64_t)ev->tid))
+		fr->other_thread = true;
+	c = &plain;
+	if (pf->tagged && number(pf->f[F_TAG], data, len, &v)) {
+		fr->tag = (uint8_t)(v & 3);
+		if (fr->tag == 1)
+			c = &tagged; /* the copy read one byte lower: at the untagged pointer */
+	}
 	fr->has_type = pf->f[F_TY] != NULL;
 	if (fr->has_type)
-		fr->type = string(pf->f[F_TY], data, len, &fr->type_len);
-	fr->name = string(pf->f[F_FN], data, len, &fr->name_len);
-	fr->file = string(pf->f[F_FILE], data, len, &fr->file_len);
-	if (number(pf->f[F_FNS], data, len, &v)) {
+		fr->type = string(pf->f[c->ty], data, len, &fr->type_len);
+	fr->name = string(pf->f[c->fn], data, len, &fr->name_len);
+	fr->file = string(pf->f[c->file], data, len, &fr->file_len);
+	if (number(pf->f[c->fns], data, len, &v)) {
 		fr->name_compact = v & 1;
 		fr->name_ascii = (v >> 1) & 1;
 	}
-	if (number(pf->f[F_FILES], data, len, &v)) {
+	if (number(pf->f[c->files], data, len, &v)) {
 		fr->file_compact = v & 1;
 		fr->file_ascii = (v >> 1) & 1;
 	}
-	if (number(pf->f[F_LINE], data, len, &v))
+	if (number(pf->f[c->line], data, len, &v))
 		fr->line = (int32_t)v;
 }
 

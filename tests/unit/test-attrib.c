@@ -23,9 +23,9 @@
 #include "attrib/attrib.h"
 
 #define LAYOUT_FIELDS(X)                                                                           \
-	X(frame) X(ts_frame) X(cframe_current) X(frame_code) X(code_name) X(qualname)               \
-	X(code_filename) X(code_firstlineno) X(ob_type) X(tp_name) X(ascii_size) X(state)           \
-	X(compact_bit) X(ascii_bit) X(req) X(req_off)
+	X(frame) X(ts_frame) X(cframe_current) X(frame_code) X(code_tagged) X(code_name)            \
+	X(qualname) X(code_filename) X(code_firstlineno) X(ob_type) X(tp_name) X(ascii_size)        \
+	X(state) X(compact_bit) X(ascii_bit) X(req) X(req_off)
 
 static void same_layout(const char *what, const struct gil_layout *a, const struct gil_layout *b)
 {
@@ -213,6 +213,137 @@ static void test_debug_offsets_match_dwarf(void **state)
 		assert_int_equal(gil_layout_debug_offsets(lib, &dbo, err, sizeof(err)), -1);
 		free(lib);
 	}
+}
+
+/* The Debian sid root tools/sid-root.sh builds ($GIL_SID_ROOT), or NULL when it is not there. */
+static const char *sid_root(void)
+{
+	static char buf[512];
+	const char *r = getenv("GIL_SID_ROOT");
+
+	snprintf(buf, sizeof(buf), "%s.stamp", r && *r ? r : "/var/cache/giltrace/sid-root");
+	if (access(buf, R_OK))
+		return NULL;
+	buf[strlen(buf) - strlen(".stamp")] = '\0';
+	return buf;
+}
+
+/* The debug file of @exe under @root, by its build-id (readelf: an independent reader). */
+static bool debug_file(const char *root, const char *exe, char *path, size_t len)
+{
+	char cmd[1024], bid[256] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null | sed -n 's/.*Build ID: //p'", exe);
+	p = popen(cmd, "r");
+	if (!p)
+		return false;
+	if (!fgets(bid, sizeof(bid), p))
+		bid[0] = '\0';
+	pclose(p);
+	bid[strcspn(bid, "\n")] = '\0';
+	if (strlen(bid) < 4)
+		return false;
+	snprintf(path, len, "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root, bid, bid + 2);
+	return access(path, R_OK) == 0;
+}
+
+/*
+ * Debian sid's python3.13, 3.14 and 3.15, stripped: their _Py_DebugOffsets, read at each minor
+ * version's positions, give what the -dbg DWARF says, and so does the table (tagged
+ * f_executable from 3.14, the drop request from debugger_support.eval_breaker).
+ */
+static void test_debug_offsets_sid(void **state)
+{
+	static const int64_t holder_path[3][4] = {
+		{ 0x278, 0x10, 8, 0xa0 }, { 0x328, 0x10, 8, 0xa0 }, { 0x3a8, 0x10, 8, 0xb8 },
+	};
+	struct gil_layout dw, dbo;
+	const char *root = sid_root();
+	char exe[600], dbg[900], err[512], what[64];
+	int minor;
+
+	need_libdw();
+	if (!root) {
+		print_message("no sid root: sh tools/sid-root.sh builds it\n");
+		skip();
+	}
+	for (minor = 13; minor <= 15; minor++) {
+		snprintf(exe, sizeof(exe), "%s/usr/bin/python3.%d", root, minor);
+		assert_true(debug_file(root, exe, dbg, sizeof(dbg)));
+		if (gil_layout_debug_offsets(exe, &dbo, err, sizeof(err)) < 0) {
+			print_error("%s\n", err);
+			fail();
+		}
+		assert_int_equal(dbo.version, 300 + minor);
+		if (gil_layout_dwarf(dbg, &dw, err, sizeof(err)) < 0) {
+			print_error("%s: %s\n", dbg, err);
+			fail();
+		}
+		snprintf(what, sizeof(what), "sid 3.%d debug offsets", minor);
+		same_layout(what, &dw, &dbo);
+		snprintf(what, sizeof(what), "sid 3.%d table", minor);
+		assert_non_null(gil_layout_table(300 + minor));
+		same_layout(what, &dw, gil_layout_table(300 + minor));
+		assert_true(dbo.code_tagged == (minor >= 14));
+		/* the way to the GIL's holder, as the -dbg DWARF gives it (gdb, by hand) */
+		assert_int_equal(dbo.rt_interp_head, holder_path[minor - 13][0]);
+		assert_int_equal(dbo.interp_gil, holder_path[minor - 13][1]);
+		assert_int_equal(dbo.gil_holder, holder_path[minor - 13][2]);
+		assert_int_equal(dbo.ts_native_tid, holder_path[minor - 13][3]);
+	}
+}
+
+/* A synthetic _PyRuntime start: the cookie, @version, free_threaded, 3.15's offsets. */
+static void runtime_315(unsigned char *d, size_t len, uint64_t version, uint64_t ft)
+{
+	static const struct {
+		size_t at;
+		uint64_t v;
+	} f[] = { { 208, 72 }, { 328, 0 },   { 384, 112 }, { 400, 128 }, { 416, 68 }, { 472, 8 },
+		  { 488, 24 }, { 720, 32 }, { 736, 40 },  { 840, 24 } };
+	size_t i;
+
+	memset(d, 0, len);
+	memcpy(d, "xdebugpy", 8);
+	memcpy(d + 8, &version, 8);
+	memcpy(d + 16, &ft, 8);
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		memcpy(d + f[i].at, &f[i].v, 8);
+}
+
+/* Only known layouts are read: a pre-release, 3.16 or a free-threaded build is refused. */
+static void test_debug_offsets_refused(void **state)
+{
+	unsigned char d[888];
+	struct gil_layout l;
+	char err[256];
+
+	runtime_315(d, sizeof(d), 0x030f02f0, 0); /* 3.15.2 final */
+	assert_int_equal(gil_layout_debug_offsets_buf(d, sizeof(d), &l, err, sizeof(err)), 0);
+	assert_int_equal(l.version, 315);
+	assert_int_equal(l.frame_code, 0);
+	assert_int_equal(l.code_name, 128);
+	assert_int_equal(l.req_off, 24);
+	assert_true(l.code_tagged);
+	runtime_315(d, sizeof(d), 0x030f00c1, 0); /* 3.15.0rc1: the layout is final */
+	assert_int_equal(gil_layout_debug_offsets_buf(d, sizeof(d), &l, err, sizeof(err)), 0);
+	runtime_315(d, sizeof(d), 0x030f00b3, 0); /* 3.15.0b3: before last_profiled_frame */
+	assert_int_equal(gil_layout_debug_offsets_buf(d, sizeof(d), &l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "pre-release"));
+	runtime_315(d, sizeof(d), 0x031000a1, 0); /* 3.16.0a1 */
+	assert_int_equal(gil_layout_debug_offsets_buf(d, sizeof(d), &l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "layout is not known"));
+	runtime_315(d, sizeof(d), 0x030c00f0, 0); /* 3.12 never had the structure */
+	assert_int_equal(gil_layout_debug_offsets_buf(d, sizeof(d), &l, err, sizeof(err)), -1);
+	runtime_315(d, sizeof(d), 0x030f02f0, 1);
+	assert_int_equal(gil_layout_debug_offsets_buf(d, sizeof(d), &l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "free-threaded"));
+	runtime_315(d, sizeof(d), 0x030f02f0, 0);
+	assert_int_equal(gil_layout_debug_offsets_buf(d, 700, &l, err, sizeof(err)), -1);
+	d[0] = 'X';
+	assert_int_equal(gil_layout_debug_offsets_buf(d, sizeof(d), &l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cookie"));
 }
 
 /* Fetchargs of one site by symbol, or NULL. */
@@ -460,6 +591,115 @@ static void test_typed_on_313(void **state)
 	free(lib);
 }
 
+/*
+ * 3.14's f_executable is a tagged _PyStackRef, and a fetcharg cannot mask: every read through
+ * the code object is made a second time one byte lower (exact when the tag is 1), and the tag
+ * is read, for the decoder to choose. Debian sid's 3.14 with its -dbg DWARF: take_gil's clone
+ * has tstate in %di.
+ */
+static void test_tagged_executable(void **state)
+{
+	const char *root = sid_root(), *args;
+	struct gil_symbols *s;
+	struct gil_attrib *a;
+	char exe[600], err[512];
+	size_t i, n = 0, take = 0;
+
+	need_libdw();
+	if (!root)
+		skip();
+	snprintf(exe, sizeof(exe), "%s/usr/bin/python3.14", root);
+	assert_int_equal(gil_symbols_read(exe, root, &s, err, sizeof(err)), 0);
+	assert_int_equal(gil_attrib_read(s, exe, s->version, &a, err, sizeof(err)), 0);
+	assert_int_equal(a->source, GIL_ATTR_SRC_DWARF);
+	assert_true(a->layout.code_tagged);
+	for (i = 0; i < s->nr_sites; i++) {
+		args = a->sites[i].fetchargs;
+		if (!args)
+			continue;
+		well_formed(args, s->sites[i].fn == GIL_FN_DROP, true);
+		assert_non_null(strstr(args, "gil_tag=+0(+72(%"));
+		assert_non_null(strstr(args, ":b2@0/8"));
+		n++;
+		if (strcmp(s->sites[i].symbol, "take_gil.lto_priv.0") ||
+		    s->sites[i].role != GIL_SITE_ENTRY)
+			continue;
+		/* the untagged reads, then the same at offsets one lower */
+		assert_non_null(strstr(args, "gil_fn=+40(+128(+0(+72(%di)))):string "));
+		assert_non_null(strstr(args, "gil_ty=+0(+24(+8(+0(+72(%di))))):string "));
+		assert_non_null(strstr(args, "gil_tag=+0(+72(%di)):b2@0/8 "));
+		assert_non_null(strstr(args, "gil_tty=+0(+24(+7(+0(+72(%di))))):string "));
+		assert_non_null(strstr(args, "gil_tfn=+40(+127(+0(+72(%di)))):string "));
+		assert_non_null(strstr(args, "gil_tfns=+32(+127(+0(+72(%di)))):b2@5/8 "));
+		assert_non_null(strstr(args, "gil_tfile=+40(+111(+0(+72(%di)))):string "));
+		assert_non_null(strstr(args, "gil_tline=+67(+0(+72(%di))):s32"));
+		take++;
+	}
+	assert_true(n > 0);
+	assert_int_equal(take, 1);
+	gil_attrib_free(a);
+	gil_symbols_free(s);
+}
+
+/*
+ * A build without symbols: PyEval_SaveThread and PyEval_RestoreThread stand in for drop_gil
+ * and take_gil, and attribution still reads the frame: RestoreThread's tstate argument, and
+ * for SaveThread the GIL's holder, from _PyRuntime through _Py_DebugOffsets, with the holder's
+ * native thread id for the decoder to check.
+ */
+static void test_fallback_sites_attributed(void **state)
+{
+	const char *root = sid_root(), *save, *restore;
+	struct gil_symbols *s;
+	struct gil_attrib *a;
+	char exe[600], err[512];
+
+	if (!root)
+		skip();
+	snprintf(exe, sizeof(exe), "%s/usr/bin/python3.14", root);
+	/* a root without the debug files: the stock image */
+	assert_int_equal(gil_symbols_read(exe, "/nonexistent", &s, err, sizeof(err)), 0);
+	assert_true(s->approximate);
+	assert_int_equal(gil_attrib_read(s, exe, s->version, &a, err, sizeof(err)), 0);
+	assert_int_equal(a->source, GIL_ATTR_SRC_DEBUG_OFFSETS);
+	save = site_args(s, a, "PyEval_SaveThread");
+	restore = site_args(s, a, "PyEval_RestoreThread");
+	assert_non_null(save);
+	assert_non_null(restore);
+	well_formed(save, true, true);
+	well_formed(restore, false, true);
+	assert_non_null(strstr(restore, "gil_fr=+72(%di):x64"));
+	/* interpreters.head (+0x328) -> ceval.gil (+16) -> last_holder (+8) */
+	assert_non_null(strstr(save, "gil_ts=+8(+16(@+"));
+	assert_non_null(strstr(save, "gil_htid=+160(+8(+16(@+"));
+	assert_non_null(strstr(save, "gil_req=+24(+8(+16(@+"));
+	assert_non_null(strstr(save, "gil_tag="));
+	gil_attrib_free(a);
+	gil_symbols_free(s);
+}
+
+/* A frame whose f_executable carries tag 1 is named from the tagged copy; tags 2 and 3 never. */
+static void test_fntab_tag(void **state)
+{
+	struct gil_fntab *t = gil_fntab_alloc();
+	struct gil_frame_raw r = {
+		.tstate = 1, .frame = 0x1000, .has_type = true, .type = "code", .type_len = 4,
+		.name = "f", .name_len = 1, .name_compact = 1, .name_ascii = 1,
+		.file = "x.py", .file_len = 4, .file_compact = 1, .file_ascii = 1, .line = 3,
+	};
+	const struct gil_fn *fn;
+
+	assert_non_null(t);
+	r.tag = 1;
+	fn = gil_fntab_get(t, gil_fntab_intern(t, &r));
+	assert_null(fn->why);
+	assert_string_equal(fn->name, "f");
+	r.tag = 3;
+	fn = gil_fntab_get(t, gil_fntab_intern(t, &r));
+	assert_string_equal(fn->why, "frame does not hold a code object");
+	gil_fntab_free(t);
+}
+
 /* An interpreter built for another architecture gets no fetchargs: the registers are x86-64's. */
 static void test_other_architecture(void **state)
 {
@@ -582,6 +822,8 @@ int main(void)
 		cmocka_unit_test(test_table_matches_dwarf),
 		cmocka_unit_test(test_table_matches_debian_dwarf),
 		cmocka_unit_test(test_debug_offsets_match_dwarf),
+		cmocka_unit_test(test_debug_offsets_sid),
+		cmocka_unit_test(test_debug_offsets_refused),
 		cmocka_unit_test(test_global_request_before_38),
 		cmocka_unit_test(test_clone_arguments_from_dwarf),
 		cmocka_unit_test(test_inlined_arguments_from_dwarf),
@@ -589,6 +831,9 @@ int main(void)
 		cmocka_unit_test(test_fntab_never_guesses),
 		cmocka_unit_test(test_fntab_untyped),
 		cmocka_unit_test(test_typed_on_313),
+		cmocka_unit_test(test_tagged_executable),
+		cmocka_unit_test(test_fallback_sites_attributed),
+		cmocka_unit_test(test_fntab_tag),
 		cmocka_unit_test(test_other_architecture),
 		cmocka_unit_test(test_fntab_marks_non_ascii),
 		cmocka_unit_test(test_fntab_many),
