@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Debug files a target names (doc/guarantees.md). A Python of nobody's loads a stripped
 library of its own whose .gnu_debuglink names a file the user replaced: a FIFO (opened, it
-blocks root's setup for good: --duration is never reached), a link to a device node, and a name
-with '../' leading out of its directory to a matching debug file. The Python must be recorded
-and the recorder must end as a clean recording does (64daf00 waits on the FIFO for good)."""
+blocks root's setup for good: --duration is never reached) and a link to a device node (a name
+with '../' is refused by tests/unit/test-symbols.c). The Python must be recorded and the
+recorder must end as a clean recording does (64daf00 waits on the FIFO for good)."""
 import os
 import shutil
 import subprocess
