@@ -49,9 +49,15 @@ with open(os.path.join(evil, "gil-record"), "w") as f:
 os.chmod(os.path.join(evil, "gil-record"), 0o755)
 pydir = os.path.join(dest + prefix.rstrip("/"), "share", "giltrace", "python")
 check(os.path.exists(os.path.join(pydir, "gil_trace_record.py")), "no module in " + pydir)
+# a pid that names no process: the module loads its library and starts, and the recording
+# is refused at once (no probe is made, whether or not giltrace is installed on the machine)
+dead = 4000000
+while os.path.exists("/proc/%d" % dead):
+    dead += 1
 code = ("import gil_trace_record as g\n"
-        "try:\n    g.gil_trace_record_start(output_dir=%r)\nexcept Exception as e:\n"
-        "    print('refused:', e)\n" % tempfile.mkdtemp(prefix="out-"))
+        "try:\n    g.gil_trace_record_start(pid_list=[%d], output_dir=%r)\n"
+        "    g.gil_trace_record_stop()\nexcept Exception as e:\n"
+        "    print('refused:', e)\n" % (dead, tempfile.mkdtemp(prefix="out-")))
 env = dict(os.environ, PYTHONPATH=pydir, GILTRACE_TEST_LIBDIR=evil, GILTRACE_TEST_BINDIR=evil,
            SUDO_UID="65534", SUDO_USER="nobody")
 p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
