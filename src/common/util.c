@@ -268,3 +268,33 @@ size_t gil_topk_best(const uint32_t *ids, const uint64_t *vals, size_t n)
 			best = i;
 	return best;
 }
+
+/* A decimal id in @s, at most @max; false when @s is NULL, empty or not all digits. */
+static bool parse_id(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool gil_sudo_ids(uid_t *uid, gid_t *gid)
+{
+	unsigned long u, g = 0;
+
+	if (getuid() != 0 || !parse_id(getenv("SUDO_UID"), 1, (uid_t)-1 - 1, &u))
+		return false;
+	if (gid && !parse_id(getenv("SUDO_GID"), 0, (gid_t)-1 - 1, &g))
+		return false;
+	*uid = (uid_t)u;
+	if (gid)
+		*gid = (gid_t)g;
+	return true;
+}

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define GIL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -61,5 +62,12 @@ size_t gil_topk_best(const uint32_t *ids, const uint64_t *vals, size_t n);
 
 /* gil_utf8_copy - a malloc'd copy of @s with each byte that breaks UTF-8 replaced by '?'. */
 char *gil_utf8_copy(const char *s);
+
+/**
+ * gil_sudo_ids - the invoking user's ids when we run as root under sudo (SUDO_UID > 0, and
+ * SUDO_GID when @gid is not NULL). Returns false when not under sudo or the variables are not
+ * numbers; *@uid and *@gid are then untouched.
+ */
+bool gil_sudo_ids(uid_t *uid, gid_t *gid);
 
 #endif /* GIL_UTIL_H */

@@ -63,26 +63,27 @@ static void drop_traced(struct gil_launch *l, pid_t pid)
 	l->nr--;
 }
 
-/* The invoking user's home and shell, looked up before fork (getpwuid is not safe after). */
+/* The invoking user of sudo, looked up before fork (getpwuid is not safe after it). */
 struct sudo_user {
+	uid_t uid;
+	gid_t gid;
+	bool ids; /* under sudo, with SUDO_UID and SUDO_GID */
+	char user[256]; /* SUDO_USER, for initgroups; "" when unset */
 	char home[4096], shell[256], name[256];
-	bool found;
+	bool found; /* the password database knows the user: home, shell, name */
 };
 
 static void lookup_sudo_user(struct sudo_user *u)
 {
-	const char *suid = getenv("SUDO_UID");
+	const char *user = getenv("SUDO_USER");
 	struct passwd *pw;
-	char *end;
-	long uid;
 
 	memset(u, 0, sizeof(*u));
-	if (getuid() != 0 || !suid)
+	u->ids = gil_sudo_ids(&u->uid, &u->gid);
+	if (!u->ids)
 		return;
-	uid = strtol(suid, &end, 10);
-	if (*end || uid <= 0)
-		return;
-	pw = getpwuid((uid_t)uid);
+	snprintf(u->user, sizeof(u->user), "%s", user ? user : "");
+	pw = getpwuid(u->uid);
 	if (!pw)
 		return;
 	snprintf(u->home, sizeof(u->home), "%s", pw->pw_dir ? pw->pw_dir : "/");
@@ -97,20 +98,10 @@ static void lookup_sudo_user(struct sudo_user *u)
  */
 static int drop_privileges(const struct sudo_user *u)
 {
-	const char *suid = getenv("SUDO_UID"), *sgid = getenv("SUDO_GID"), *user = getenv("SUDO_USER");
-	char *end;
-	long uid, gid;
-
-	if (getuid() != 0 || !suid || !sgid)
+	if (!u->ids)
 		return 0;
-	uid = strtol(suid, &end, 10);
-	if (*end || uid <= 0)
-		return 0;
-	gid = strtol(sgid, &end, 10);
-	if (*end || gid < 0)
-		return 0;
-	if ((user && initgroups(user, (gid_t)gid) < 0) || setgid((gid_t)gid) < 0 ||
-	    setuid((uid_t)uid) < 0)
+	if ((u->user[0] && initgroups(u->user, u->gid) < 0) || setgid(u->gid) < 0 ||
+	    setuid(u->uid) < 0)
 		return -1;
 	if (u->found && (setenv("HOME", u->home, 1) < 0 || setenv("SHELL", u->shell, 1) < 0 ||
 			 (u->name[0] && (setenv("USER", u->name, 1) < 0 ||
@@ -149,7 +140,7 @@ static int check_command(const char *cmd)
 int gil_launch_spawn(struct gil_launch *l, char *const *argv, bool drop_to_sudo_user, char *err,
 		     size_t errlen)
 {
-	struct sudo_user su = { .found = false };
+	struct sudo_user su = { .ids = false };
 	int pfd[2], st, e;
 	pid_t pid;
 

@@ -21,17 +21,9 @@
 /* The user on whose behalf we run: sudo's invoking user, else the real user. */
 static uid_t invoking_uid(void)
 {
-	const char *s = getenv("SUDO_UID");
-	char *end;
-	unsigned long v;
+	uid_t uid;
 
-	if (s && *s && geteuid() == 0) {
-		errno = 0;
-		v = strtoul(s, &end, 10);
-		if (!errno && !*end && v < (unsigned long)(uid_t)-1)
-			return (uid_t)v;
-	}
-	return getuid();
+	return gil_sudo_ids(&uid, NULL) ? uid : getuid();
 }
 
 /*
