@@ -43,7 +43,7 @@ static int load_attrib(struct object *o, char *err, size_t errlen)
 static int open_mapped(pid_t pid, const struct gil_mapping *m, struct gil_elf *h)
 {
 	char path[96];
-	int rootfd, saved;
+	int rootfd, r;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
@@ -54,9 +54,9 @@ static int open_mapped(pid_t pid, const struct gil_mapping *m, struct gil_elf *h
 		rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (rootfd < 0)
 			return -2;
-		saved = gil_elf_open_in(h, rootfd, m->path, NULL, 0);
+		r = gil_elf_open_in(h, rootfd, m->path, NULL, 0);
 		close(rootfd);
-		if (saved < 0)
+		if (r < 0)
 			return errno == ENOMEM ? -1 : -2;
 	}
 	if ((uint64_t)h->dev != m->dev || (uint64_t)h->ino != m->ino) {

@@ -209,43 +209,48 @@ int gil_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	return 0;
 }
 
-/* The state letter of /proc/PID/stat, or 0 when gone. */
-static char proc_state(pid_t pid)
-{
-	char path[64], *s, *p, st = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	s = gil_read_file(path, 1024, NULL);
-	if (!s)
-		return 0;
-	p = strrchr(s, ')'); /* comm may hold spaces and parentheses */
-	if (p && p[1] == ' ')
-		st = p[2];
-	free(s);
-	return st;
-}
-
-int gil_proc_starttime(pid_t pid, uint64_t *out)
+/*
+ * /proc/PID/stat from field 3 on (after the comm, which may hold spaces and parentheses), in
+ * @buf; NULL when gone.
+ */
+static const char *stat_fields(pid_t pid, char *buf, size_t len)
 {
 	char path[64], *s, *p;
-	unsigned long long v;
-	int field, ret = -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	s = gil_read_file(path, 4096, NULL);
 	if (!s)
-		return -1;
-	/* starttime is field 22; counting starts after comm, which may hold spaces */
+		return NULL;
 	p = strrchr(s, ')');
-	for (field = 2; p && *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	if (p && field == 22 && sscanf(p, "%llu", &v) == 1) {
-		*out = v;
-		ret = 0;
-	}
+	snprintf(buf, len, "%s", p && p[1] == ' ' ? p + 2 : "");
 	free(s);
-	return ret;
+	return buf;
+}
+
+/* The state letter of /proc/PID/stat, or 0 when gone. */
+static char proc_state(pid_t pid)
+{
+	char buf[1024];
+	const char *f = stat_fields(pid, buf, sizeof(buf));
+
+	return f ? f[0] : 0;
+}
+
+int gil_proc_starttime(pid_t pid, uint64_t *out)
+{
+	char buf[1024];
+	const char *f = stat_fields(pid, buf, sizeof(buf));
+	unsigned long long v;
+	int field;
+
+	/* starttime is field 22; f starts at field 3 */
+	for (field = 3; f && *f && field < 22; f++)
+		if (*f == ' ')
+			field++;
+	if (!f || field != 22 || sscanf(f, "%llu", &v) != 1)
+		return -1;
+	*out = v;
+	return 0;
 }
 
 bool gil_proc_exists(pid_t pid)
