@@ -256,6 +256,11 @@ def check_no_probes():
     check(not left, "probe groups left behind: %s" % left)
 
 
+# The unprivileged user the hostile-* tests attack as, and the command prefix that becomes it.
+NOBODY_UID = 65534
+AS_NOBODY = ["setpriv", "--reuid=%d" % NOBODY_UID, "--regid=%d" % NOBODY_UID, "--clear-groups"]
+
+
 def uprobe_write(line):
     """Append one command to uprobe_events (never opened for truncation: that clears them all)."""
     fd = os.open(os.path.join(TRACING, "uprobe_events"), os.O_WRONLY | os.O_APPEND)

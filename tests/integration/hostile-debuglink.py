@@ -15,7 +15,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from giltest import *  # noqa: E402,F401,F403
 
-NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+NOBODY = AS_NOBODY
 SYSPY = "/usr/bin/python3.11"
 require_kernel()
 check(os.path.exists(SYSPY), "Debian's python3.11 is needed (tools/deps.sh --test)")

@@ -17,7 +17,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from giltest import *  # noqa: E402,F401,F403
 
-NOBODY = 65534
+NOBODY = NOBODY_UID
 require_kernel()
 label, exe, ver = pythons(include_system=False)[-1]
 w = Workload(exe, "busy_calls.py")
@@ -30,8 +30,7 @@ os.chown(attacker, NOBODY, NOBODY)
 
 
 def as_nobody(*argv):
-    subprocess.run(["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups"] +
-                   list(argv), check=True)
+    subprocess.run(AS_NOBODY + list(argv), check=True)
 
 
 def snapshot():

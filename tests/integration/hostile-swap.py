@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from giltest import *  # noqa: E402,F401,F403
 
 HERE = os.path.join(TOP_SRCDIR, "tests", "hostile")
-NOBODY = 65534
+NOBODY = NOBODY_UID
 
 require_kernel()
 check(shutil.which("cc"), "no C compiler to build the attacker")
@@ -65,8 +65,7 @@ def attack(mode):
     link = os.path.join(home, "link")
     os.symlink(victim, link)
     os.lchown(link, NOBODY, NOBODY)
-    p = subprocess.Popen(["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
-                          "--clear-groups", attacker, crafted, link, victim],
+    p = subprocess.Popen(AS_NOBODY + [attacker, crafted, link, victim],
                          stdout=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     check(line.startswith("ready "), "attacker did not start: %r" % line)

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from giltest import *  # noqa: E402,F401,F403
 
 HERE = os.path.join(TOP_SRCDIR, "tests", "hostile")
-NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+NOBODY = AS_NOBODY
 
 require_kernel()
 work = tempfile.mkdtemp(prefix="targets-")
