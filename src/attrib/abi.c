@@ -47,7 +47,8 @@ static void abi_locs(int version, enum gil_func fn, struct loc *ts, struct loc *
 	} else if (version >= 309 && version <= 311) {
 		r = 1;
 		t = 2;
-	} else if (version == 313) {
+	} else if (version >= 313) {
+		/* drop_gil(interp, tstate, final_release): the request is in tstate's eval_breaker */
 		t = 1;
 		r = 1;
 	}
@@ -63,34 +64,56 @@ static void abi_locs(int version, enum gil_func fn, struct loc *ts, struct loc *
 	}
 }
 
+/* An exported function's entry standing for a GIL function (fallback, or an inlining host). */
+static bool stand_in(const struct gil_site *s, const char *name)
+{
+	return (s->approximate || s->host != GIL_HOST_NONE) && s->role == GIL_SITE_ENTRY &&
+	       !strcmp(s->symbol, name);
+}
+
 /*
- * The exported stand-ins of a build without symbols (approximate sites): PyEval_RestoreThread
- * (tstate) has it in %di at its entry, as any exported function; PyEval_SaveThread (void) is
- * called holding the GIL, so the GIL's last holder is the caller, reached from _PyRuntime when
- * _Py_DebugOffsets gave the way (the recorded native thread id proves it per hit).
+ * The exported stand-ins of a build without symbols (approximate sites, or hosts of an inlined
+ * drop_gil): PyEval_RestoreThread(tstate) and _Py_HandlePending(tstate) have it in %di at their
+ * entry, as any exported function. PyEval_SaveThread (void) is called holding the GIL, so the
+ * GIL's last holder is the caller, reached from _PyRuntime when _Py_DebugOffsets gave the way
+ * (the recorded native thread id proves it per hit); so is it at the entry of a drop_gil the
+ * code gave (callgraph.c) from 3.13 on, where LTO's clones leave its arguments unknown.
  */
 static bool abi_fallback(const struct gil_attrib *a, const struct gil_site *s, struct gil_elf *obj,
-			 struct loc *ts, int64_t *delta)
+			 struct loc *ts, struct loc *req, int64_t *delta)
 {
 	const struct gil_layout *l = &a->layout;
 
 	memset(ts, 0, sizeof(*ts));
+	memset(req, 0, sizeof(*req));
 	*delta = 0;
-	if (!s->approximate || s->role != GIL_SITE_ENTRY)
+	if (s->role != GIL_SITE_ENTRY)
 		return false;
-	if (s->fn == GIL_FN_TAKE && !strcmp(s->symbol, "PyEval_RestoreThread")) {
+	if (s->fn == GIL_FN_TAKE && stand_in(s, "PyEval_RestoreThread")) {
 		ts->kind = L_REG;
 		ts->reg = abi_arg_reg[0];
 		return true;
 	}
-	if (s->fn != GIL_FN_DROP || strcmp(s->symbol, "PyEval_SaveThread") || !l->runtime_addr ||
-	    !l->rt_interp_head || !l->interp_gil || !l->gil_holder || !l->ts_native_tid ||
-	    gil_elf_text_delta(obj->elf, s->addr, delta) < 0)
+	if (s->fn == GIL_FN_DROP && stand_in(s, "_Py_HandlePending")) {
+		if (l->req != GIL_REQ_BIT0)
+			return false;
+		ts->kind = L_REG;
+		ts->reg = abi_arg_reg[0];
+		*req = *ts;
+		return true;
+	}
+	if (s->fn != GIL_FN_DROP ||
+	    !(stand_in(s, "PyEval_SaveThread") ||
+	      (!strcmp(s->method, "callgraph") && l->version >= 313)) ||
+	    !l->runtime_addr || !l->rt_interp_head || !l->interp_gil || !l->gil_holder ||
+	    !l->ts_native_tid || gil_elf_text_delta(obj->elf, s->addr, delta) < 0)
 		return false;
 	ts->kind = L_CHAIN;
 	ts->addr = l->runtime_addr + (uint64_t)l->rt_interp_head;
 	ts->chain[0] = l->interp_gil;
 	ts->chain[1] = l->gil_holder;
+	/* the request bit as drop_gil sees it */
+	*req = *ts;
 	return true;
 }
 
@@ -106,9 +129,7 @@ int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_
 		s = &syms->sites[i];
 		if (s->role != GIL_SITE_ENTRY)
 			continue;
-		if (abi_fallback(a, s, obj, &ts, &delta)) {
-			/* at PyEval_SaveThread: the request bit as drop_gil sees it */
-			req = s->fn == GIL_FN_DROP ? ts : (struct loc){ 0 };
+		if (abi_fallback(a, s, obj, &ts, &req, &delta)) {
 			a->sites[i].fetchargs = attrib_build_fetchargs(&a->layout, &ts, &req,
 								       s->fn == GIL_FN_DROP, delta,
 								       &a->sites[i].why);
@@ -125,9 +146,14 @@ int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_
 			a->sites[i].why = "no argument table for this version";
 			continue;
 		}
-		a->sites[i].fetchargs = attrib_build_fetchargs(&a->layout, &ts, &req,
+		/* found from the code: a clone's registers may differ, so check the type too */
+		a->sites[i].fetchargs =
+			!strcmp(s->method, "callgraph") ?
+				attrib_build_fetchargs_checked(&a->layout, &ts, &req,
 							       s->fn == GIL_FN_DROP, 0,
-							       &a->sites[i].why);
+							       &a->sites[i].why) :
+				attrib_build_fetchargs(&a->layout, &ts, &req, s->fn == GIL_FN_DROP,
+						       0, &a->sites[i].why);
 		if (!a->sites[i].fetchargs && !a->sites[i].why)
 			return -1;
 	}

@@ -48,6 +48,16 @@ struct loc {
 char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 			     const struct loc *req, bool drop, int64_t delta, const char **why);
 
+/*
+ * As attrib_build_fetchargs, and the code object's type read at every version (gil_ty, "code"
+ * when the reads went where they should): for a site whose argument registers no symbol table
+ * or DWARF vouches for (callgraph.c's), so that a compiler clone's other arguments can only
+ * give unattributed events, never a wrong name.
+ */
+char *attrib_build_fetchargs_checked(const struct gil_layout *lay, const struct loc *ts,
+				     const struct loc *req, bool drop, int64_t delta,
+				     const char **why);
+
 /**
  * attrib_layout_debug_offsets - the layout from _Py_DebugOffsets in the data of @f (3.13 -
  * 3.15). Returns 0; -1 when there is none (*@why, static, says why: the table may serve); -2

@@ -155,8 +155,8 @@ toolong:
 	f->why = "fetch expression too long for the kernel";
 }
 
-char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
-			     const struct loc *req, bool drop, int64_t delta, const char **why)
+static char *build(const struct gil_layout *lay, const struct loc *ts, const struct loc *req,
+		   bool drop, int64_t delta, bool check_type, const char **why)
 {
 	char fr[128], code[128], e[128], obj[128];
 	struct fa f = { 0 };
@@ -194,7 +194,7 @@ char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 	 * "code". Before, f_code is always a code object, and the name string read through it
 	 * proves the chain was readable. Each dereference costs at every hit: no more than this.
 	 */
-	if (lay->frame == GIL_FRAME_CURRENT) {
+	if (lay->frame == GIL_FRAME_CURRENT || check_type) {
 		if (wrap(e, sizeof(e), code, lay->ob_type) < 0 ||
 		    wrap(obj, sizeof(obj), e, lay->tp_name) < 0 || wrap(e, sizeof(e), obj, 0) < 0)
 			goto toolong;
@@ -210,7 +210,7 @@ char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 	 */
 	if (lay->code_tagged) {
 		fa_add(&f, "gil_tag", code, "b2@0/8");
-		if (lay->frame == GIL_FRAME_CURRENT) {
+		if (lay->frame == GIL_FRAME_CURRENT || check_type) {
 			if (wrap(e, sizeof(e), code, lay->ob_type - 1) < 0 ||
 			    wrap(obj, sizeof(obj), e, lay->tp_name) < 0 ||
 			    wrap(e, sizeof(e), obj, 0) < 0)
@@ -234,4 +234,17 @@ toolong:
 	free(f.buf);
 	*why = "fetch expression too long for the kernel";
 	return NULL;
+}
+
+char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
+			     const struct loc *req, bool drop, int64_t delta, const char **why)
+{
+	return build(lay, ts, req, drop, delta, false, why);
+}
+
+char *attrib_build_fetchargs_checked(const struct gil_layout *lay, const struct loc *ts,
+				     const struct loc *req, bool drop, int64_t delta,
+				     const char **why)
+{
+	return build(lay, ts, req, drop, delta, true, why);
 }

@@ -67,3 +67,8 @@ bool gil_symbol_match(const char *name, enum gil_func *fn)
 	}
 	return false;
 }
+
+const char *gil_fn_name(enum gil_func fn)
+{
+	return fn >= 0 && fn < GIL_FN_NR ? gil_fn_names[fn] : "?";
+}

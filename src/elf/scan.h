@@ -65,6 +65,15 @@ void gil_sites_count(struct gil_symbols *syms);
 /* PyEval_RestoreThread/PyEval_SaveThread entries for the functions without a site. */
 int gil_sites_add_exported(struct scan *sc, bool take, bool drop);
 
+/* ---- callgraph.c ---- */
+
+/*
+ * Sites of take_gil (@take) and drop_gil (@drop) proven from the code: call targets of the
+ * exported GIL functions that .eh_frame delimits and whose code names them. Sets
+ * syms->nr_callgraph. Returns -1 only on ENOMEM.
+ */
+int gil_callgraph_scan(struct scan *sc, bool take, bool drop);
+
 /* ---- debugfile.c ---- */
 
 /* Sites from a debug file matching @obj's build-id (under @root); -1 only on ENOMEM. */

@@ -55,6 +55,14 @@ static int settle(struct scan *sc, const char *path, const char *root)
 	}
 	take = !syms->has_take;
 	drop = !syms->has_drop;
+	/* no table named them: prove them from the code before standing in for them */
+	if ((take || drop) && sc->capi && syms->kind == GIL_PY_CPYTHON) {
+		if (gil_callgraph_scan(sc, take, drop))
+			return -1;
+		gil_sites_count(syms);
+		take = !syms->has_take;
+		drop = !syms->has_drop;
+	}
 	/*
 	 * Both have sites but no DWARF was read: up to 3.12 PyEval_SaveThread calls drop_gil
 	 * itself, so when it calls no out-of-line copy, drop_gil was inlined into it (and maybe

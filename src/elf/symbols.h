@@ -25,6 +25,14 @@ enum gil_site_role {
 	GIL_SITE_EXIT = 1,
 };
 
+/* What the entry of an exported function holding an inlined drop_gil stands for. */
+enum gil_host {
+	GIL_HOST_NONE = 0, /* not a host: the GIL function itself */
+	GIL_HOST_ALWAYS, /* every call releases the GIL (PyEval_SaveThread) */
+	GIL_HOST_ON_REQUEST, /* a call releases it when the thread's drop request is set at entry
+				(_Py_HandlePending): the recorder keeps only those hits */
+};
+
 /* One probe site: an instruction boundary inside the object's executable segment. */
 struct gil_site {
 	enum gil_func fn;
@@ -35,11 +43,12 @@ struct gil_site {
 	uint64_t offset; /* file offset for the uprobe: addr - p_vaddr + p_offset */
 	uint64_t size; /* st_size; 0 for a site inside an inlined copy */
 	const char *method; /* "symtab", "dynsym", "debuglink", "build-id", "minidebuginfo",
-			       "dwarf-inline", "exported-fallback" */
+			       "dwarf-inline", "callgraph", "exported-host", "exported-fallback" */
 	bool retprobe; /* a uretprobe can go here (a real function entry) */
 	bool approximate; /* not the GIL function itself (e.g. PyEval_SaveThread fallback) */
 	unsigned int skipped; /* bytes stepped over at the function's entry: 4 for an endbr64,
 				 which the kernel single-steps; the stack is unchanged there */
+	enum gil_host host; /* an exported function's entry standing for an inlined drop_gil */
 };
 
 /* What kind of interpreter an object belongs to, from the symbols it exports. */
@@ -70,6 +79,7 @@ struct gil_symbols {
 	size_t nr_inlined; /* inlined copies probed through DWARF */
 	size_t nr_unproven; /* inlined copies found but not probed: no provable entry */
 	size_t nr_over_cap; /* sites past GIL_MAX_SITES: not probed (reason says so) */
+	size_t nr_callgraph; /* sites found from the code (callgraph.c): no table named them */
 	char *note; /* one line on what was tried and failed (a debuginfod server), or NULL */
 };
 
@@ -82,6 +92,9 @@ struct gil_symbols {
  * Sets *@fn when it returns true.
  */
 bool gil_symbol_match(const char *name, enum gil_func *fn);
+
+/* "take_gil" or "drop_gil". */
+const char *gil_fn_name(enum gil_func fn);
 
 /**
  * gil_symbols_read - read the GIL function sites of the ELF object at @path.

@@ -181,7 +181,8 @@ static bool vex_map1_imm8(uint8_t op)
 int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_insn *insn)
 {
 	bool opsize = false, adsize = false, rexw = false;
-	size_t i = 0, disp = 0, imm = 0;
+	size_t i = 0, disp = 0, imm = 0, dpos;
+	bool rip = false;
 	uint8_t op, modrm = 0, map, reg;
 	struct op o;
 	int64_t rel;
@@ -262,8 +263,10 @@ int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_
 					disp = 4;
 				i++;
 			}
-			if (modrm >> 6 == 0 && (modrm & 7) == 5)
+			if (modrm >> 6 == 0 && (modrm & 7) == 5) {
 				disp = 4; /* RIP-relative */
+				rip = true;
+			}
 			else if (modrm >> 6 == 1)
 				disp = 1;
 			else if (modrm >> 6 == 2)
@@ -310,12 +313,31 @@ int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_
 		imm = 4;
 		break;
 	}
+	dpos = i;
 	i += disp;
 	if (i + imm > avail)
 		return -1;
 	insn->len = (unsigned int)(i + imm);
 	insn->flow = o.flow;
 	insn->target = 0;
+	insn->riprel = 0;
+	insn->imm = 0;
+	if (map == 0 && ((op >= 0xb8 && op <= 0xbf) || op == 0xc7) && imm >= 4) {
+		uint64_t v = 0;
+		size_t b;
+
+		for (b = imm; b-- > 0;)
+			v = v << 8 | p[i + b];
+		if (imm == 4 && op == 0xc7 && rexw)
+			v = (uint64_t)(int64_t)(int32_t)v;
+		insn->imm = v;
+	}
+	if (rip && !adsize) {
+		/* relative to the next instruction, whatever immediate follows the displacement */
+		rel = (int32_t)((uint32_t)p[dpos] | (uint32_t)p[dpos + 1] << 8 |
+				(uint32_t)p[dpos + 2] << 16 | (uint32_t)p[dpos + 3] << 24);
+		insn->riprel = addr + insn->len + (uint64_t)rel;
+	}
 	if (o.imm == I_REL8) {
 		rel = (int8_t)p[i];
 		insn->target = addr + insn->len + (uint64_t)rel;

@@ -23,6 +23,9 @@ struct gil_insn {
 	unsigned int len;
 	enum gil_insn_flow flow;
 	uint64_t target; /* BRANCH, JUMP, relative CALL */
+	uint64_t riprel; /* the address a RIP-relative memory operand names (lea, mov); 0: none */
+	uint64_t imm; /* the immediate of a mov to a register or memory (B8+r, C7): in a non-PIE
+			 file that is how an address gets into a register; 0: none */
 };
 
 /**

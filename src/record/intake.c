@@ -46,6 +46,9 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 			rec->unknown++;
 			return 0;
 		}
+		/* _Py_HandlePending without a drop request: it does not release the GIL */
+		if (rec->probes->v[ev.probe].on_request && ev.req != 1)
+			return 0;
 		e.type = Q_GIL;
 		e.ts = ev.ts;
 		e.pid = ev.pid;

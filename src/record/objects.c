@@ -35,6 +35,38 @@ static int load_attrib(struct object *o, char *err, size_t errlen)
 }
 
 /*
+ * _Py_HandlePending releases the GIL only when the thread's drop request is set at its entry:
+ * a site standing for it is kept only with the fetch that reads the request, or each hit would
+ * be a release that never was. Without it (--no-attribution, no layout), the forced switches
+ * it makes are not recorded: counted in nr_unconditioned, and said when recording starts.
+ */
+static void prune_unconditioned(struct object *o)
+{
+	struct gil_symbols *syms = o->syms;
+	size_t i, k;
+
+	for (i = k = 0; i < syms->nr_sites; i++) {
+		if (syms->sites[i].host == GIL_HOST_ON_REQUEST &&
+		    !(o->attrib && o->attrib->sites[i].fetchargs)) {
+			free(syms->sites[i].symbol);
+			if (o->attrib)
+				free(o->attrib->sites[i].fetchargs);
+			o->nr_unconditioned++;
+			if (o->attrib)
+				o->attrib->nr_entries--;
+			continue;
+		}
+		syms->sites[k] = syms->sites[i];
+		if (o->attrib)
+			o->attrib->sites[k] = o->attrib->sites[i];
+		k++;
+	}
+	syms->nr_sites = k;
+	if (o->attrib)
+		o->attrib->nr_sites = k;
+}
+
+/*
  * Open the file @pid maps at @m: the mapping itself (/proc/PID/map_files), so what is read is
  * what the process runs, whatever its path names now; without map_files, the path inside the
  * process's root. Either way the descriptor's device and inode must be the mapping's.
@@ -125,6 +157,8 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 	}
 	if (o->syms && !rec->opts.no_attribution && load_attrib(o, err, errlen) < 0)
 		return -1;
+	if (o->syms)
+		prune_unconditioned(o);
 	return (int)(rec->nr_objects - 1);
 }
 
@@ -175,6 +209,7 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 			o->nr_fetching += rec->probes->v[idx].fetches;
 			/* An exit site is a plain uprobe that stands for the function's return. */
 			rec->probes->v[idx].role_exit = s->role == GIL_SITE_EXIT;
+			rec->probes->v[idx].on_request = s->host == GIL_HOST_ON_REQUEST;
 			o->nr_probes++;
 		}
 	}

@@ -20,6 +20,7 @@ struct gil_probe {
 	bool ret; /* uretprobe */
 	bool role_exit; /* a plain uprobe standing for the return (end of an inlined copy) */
 	bool fetches; /* created with fetchargs */
+	bool on_request; /* a hit is a release only when its gil_req is 1 (_Py_HandlePending) */
 	char fetch_refused[128]; /* why the kernel refused them (the probe was made without) */
 	int id; /* trace event id, valid after create */
 	struct tracefs_dynevent *dev;

@@ -176,6 +176,11 @@ int rec_write_header(struct gil_recorder *rec, struct target *t)
 		if (s->skipped)
 			json_object_object_add(pr, GIL_KEY_PROBE_SKIPPED,
 					       json_object_new_int((int)s->skipped));
+		if (s->host != GIL_HOST_NONE)
+			json_object_object_add(
+				pr, GIL_KEY_PROBE_HOST,
+				json_object_new_string(s->host == GIL_HOST_ALWAYS ? "every call" :
+						       "when the drop request is set"));
 		/* probes were made site by site: the entry (or exit) probe, then its return */
 		gp = idx >= 0 && (size_t)idx < rec->probes->nr ? &rec->probes->v[idx] : NULL;
 		idx += 1 + s->retprobe;

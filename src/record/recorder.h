@@ -48,6 +48,7 @@ struct object {
 	struct gil_attrib *attrib; /* what the probes read; NULL when attribution is off */
 	int first_probe, nr_probes;
 	int nr_fetching; /* probes created with fetchargs */
+	int nr_unconditioned; /* _Py_HandlePending sites left out: no fetch of the drop request */
 };
 
 struct name {

@@ -159,17 +159,22 @@ def check_attribution(label, ver, header, records, tids, source, failures):
     return row
 
 
-def stripped_lib(exe, ver, tmp):
-    """A copy of the interpreter's libpython without DWARF (symbols kept), or None."""
+def stripped_lib(exe, ver, tmp, how="--strip-debug"):
+    """A copy of the interpreter's libpython without DWARF (symbols kept), or with nothing but
+    .dynsym (@how "--strip-all", as Docker's python images ship it); None without one."""
     libdir = os.path.join(os.path.dirname(os.path.dirname(exe)), "lib")
     name = "libpython%d.%d.so.1.0" % ver[:2]
     src = os.path.join(libdir, name)
     if not os.path.exists(src) or not shutil.which("objcopy"):
         return None
-    d = os.path.join(tmp, "%d.%d" % ver[:2])
+    d = os.path.join(tmp, "%d.%d%s" % (ver[0], ver[1], how))
     os.makedirs(d, exist_ok=True)
-    subprocess.check_call(["objcopy", "--strip-debug", src, os.path.join(d, name)])
+    subprocess.check_call(["objcopy", how, src, os.path.join(d, name)])
     return d
+
+
+def env_with(d):
+    return dict(os.environ, LD_LIBRARY_PATH=d)
 
 
 require_kernel()
@@ -199,13 +204,25 @@ try:
         d = stripped_lib(exe, ver, tmp)
         if not d:
             continue
-        env = dict(os.environ, LD_LIBRARY_PATH=d)
+        env = env_with(d)
         source = "debug_offsets" if ver[:2] >= (3, 13) else "table"
         header, records, tids, _ = run(label + "-nodwarf", exe, ver, env=env)
         check(header["object"].startswith(d), "%s: the stripped copy was not used: %s"
               % (label, header["object"]))
         row = check_attribution(label + "-nodwarf", ver, header, records, tids, source, failures)
         report.append((label, source, row))
+        # No symbol table either: take_gil/drop_gil found from the code (callgraph.c), exact,
+        # and their forced switches seen and classed as with symbols.
+        d = stripped_lib(exe, ver, tmp, "--strip-all")
+        header, records, tids, _ = run(label + "-stripped", exe, ver, env=env_with(d))
+        methods = sorted(set(p["method"] for p in header["probes"]))
+        if header.get("approximate") or methods != ["callgraph"]:
+            failures.append("%s-stripped: sites %s, approximate %s: %s"
+                            % (label, methods, header.get("approximate"),
+                               header.get("approximate_reason")))
+        row = check_attribution(label + "-stripped", ver, header, records, tids, source,
+                                failures)
+        report.append((label, source + ", no symbols", row))
     # Off: the old five-element format, no function records, and the header says so.
     label, exe, ver = [p for p in interpreters if p[0].startswith("pyenv-")][-1]
     header, records, tids, err = run(label + "-off", exe, ver, extra=("--no-attribution",))

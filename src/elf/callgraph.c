@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * take_gil and drop_gil found from the code of a build that has no symbol table, debug file or
+ * DWARF naming them (Docker's python images, python-build-standalone, a distribution's Python
+ * without its -dbg package). doc/compatibility.md ("Builds without symbols") has the method;
+ * in short, a function is only ever probed when three things hold:
+ *
+ *  1. its address is the target of a direct call or jump from the C API functions that take or
+ *     release the GIL (PyEval_RestoreThread, PyEval_AcquireThread; PyEval_SaveThread,
+ *     PyEval_ReleaseThread, and _Py_HandlePending where exported), followed through at most
+ *     CG_DEPTH calls: a call target is a function entry by construction;
+ *  2. .eh_frame has a frame description that starts exactly there: every function has one
+ *     (unwinding needs it, so strip keeps it), and it gives the function's extent, which the
+ *     x86-64 decoder must then walk from end to end without an instruction it does not know;
+ *  3. its code, or a cold part it branches to, loads the address of the string "take_gil"
+ *     ("drop_gil"): CPython's Py_FatalError passes __func__ (3.9+), and before 3.9 the messages
+ *     "take_gil: NULL tstate" and "drop_gil: GIL is not locked" name them.
+ *
+ * An exported function whose own code names "drop_gil" holds an inlined copy: its entry stands
+ * for the copy (PyEval_SaveThread always releases; _Py_HandlePending only when the thread's drop
+ * request is set, which the recorder checks per hit). Inlined copies in functions no table names
+ * cannot be found this way: the recorder counts the releases it then misses (a take_gil by a
+ * thread that still held the GIL) and says so.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "scan.h"
+#include "x86insn.h"
+
+#define CG_DEPTH 3 /* calls followed from a C API function: RestoreThread -> Attach -> take_gil */
+#define CG_MAX_FUNCS 512 /* functions decoded at most: the walk stays inside the GIL's code */
+#define CG_MAX_STRINGS 16
+
+/* The strings that name a GIL function in its own code. */
+static const struct {
+	enum gil_func fn;
+	const char *s;
+} names[] = {
+	{ GIL_FN_TAKE, "take_gil" },
+	{ GIL_FN_TAKE, "take_gil: NULL tstate" },
+	{ GIL_FN_DROP, "drop_gil" },
+	{ GIL_FN_DROP, "drop_gil: GIL is not locked" },
+};
+
+/* The exported functions the walk starts from, and which GIL function each reaches. */
+static const struct {
+	const char *name;
+	unsigned int fns; /* 1 << fn for each GIL function it reaches */
+	int depth; /* calls followed from it */
+	enum gil_host host; /* what an inlined drop_gil in it means */
+} roots[] = {
+	{ "PyEval_RestoreThread", 1u << GIL_FN_TAKE, CG_DEPTH, GIL_HOST_NONE },
+	{ "PyEval_AcquireThread", 1u << GIL_FN_TAKE, CG_DEPTH, GIL_HOST_NONE },
+	{ "PyEval_SaveThread", 1u << GIL_FN_DROP, CG_DEPTH, GIL_HOST_ALWAYS },
+	{ "PyEval_ReleaseThread", 1u << GIL_FN_DROP, CG_DEPTH, GIL_HOST_ALWAYS },
+	{ "_Py_HandlePending", 3u, CG_DEPTH, GIL_HOST_ON_REQUEST },
+	/* the eval loop's drop request handler (static before 3.13) and the copies it calls */
+	{ "_PyEval_EvalFrameDefault", 3u, 2, GIL_HOST_NONE },
+};
+
+struct cg_fn {
+	uint64_t start, end;
+	bool decoded; /* walked from start to end */
+	bool exported; /* .dynsym names a function starting here */
+	bool refs[GIL_FN_NR]; /* its code, or a cold part it branches to, names the function */
+	unsigned int reach; /* bit 1 << fn: reached from that function's roots */
+	int depth;
+	uint64_t *calls; /* direct call and jump targets outside its extent */
+	size_t nr_calls;
+};
+
+struct cg {
+	struct scan *sc;
+	uint64_t hdr; /* .eh_frame_hdr's address: its table is relative to it */
+	const uint8_t *table; /* nr_fde pairs (start, FDE), sorted by start */
+	uint64_t nr_fde;
+	uint64_t str[CG_MAX_STRINGS];
+	enum gil_func str_fn[CG_MAX_STRINGS];
+	size_t nr_str;
+	struct cg_fn *fns;
+	size_t nr_fns;
+};
+
+/* ---- .eh_frame_hdr and .eh_frame, as far as a function's extent goes ---- */
+
+#define PE_OMIT 0xff
+#define PE_ABSPTR 0x00
+#define PE_UDATA4 0x03
+#define PE_UDATA8 0x04
+#define PE_SDATA4 0x0b
+#define PE_SDATA8 0x0c
+#define PE_PCREL 0x10
+#define PE_DATAREL 0x30
+
+/* Bytes of the file at virtual address @addr, @len of them; NULL when not all in the file. */
+static const uint8_t *bytes_at(struct cg *cg, uint64_t addr, uint64_t len)
+{
+	uint64_t off;
+	bool exec;
+	Elf_Data *d;
+
+	if (gil_elf_addr_to_offset(cg->sc->obj, addr, &off, &exec) || off > cg->sc->obj_size ||
+	    len > cg->sc->obj_size - off)
+		return NULL;
+	d = elf_getdata_rawchunk(cg->sc->obj, (int64_t)off, len, ELF_T_BYTE);
+	return d && d->d_size == len ? d->d_buf : NULL;
+}
+
+/*
+ * A pointer encoded as @enc at @p (virtual address @at, @avail bytes there), relative to
+ * @datarel for DW_EH_PE_datarel; @apply false gives the bare value (an FDE's address range).
+ * Its size into *@n. Returns 0, or -1 for an encoding this reader does not take.
+ */
+static int read_enc(const uint8_t *p, size_t avail, uint8_t enc, uint64_t at, uint64_t datarel,
+		    bool apply, uint64_t *out, size_t *n)
+{
+	uint64_t v;
+
+	switch (enc & 0x0f) {
+	case PE_ABSPTR:
+	case PE_UDATA8:
+	case PE_SDATA8:
+		if (avail < 8)
+			return -1;
+		memcpy(&v, p, 8);
+		*n = 8;
+		break;
+	case PE_UDATA4:
+		if (avail < 4)
+			return -1;
+		v = gil_elf_u32(p, true);
+		*n = 4;
+		break;
+	case PE_SDATA4:
+		if (avail < 4)
+			return -1;
+		v = (uint64_t)(int64_t)(int32_t)gil_elf_u32(p, true);
+		*n = 4;
+		break;
+	default:
+		return -1;
+	}
+	if (apply) {
+		switch (enc & 0x70) {
+		case 0:
+			break;
+		case PE_PCREL:
+			v += at;
+			break;
+		case PE_DATAREL:
+			v += datarel;
+			break;
+		default:
+			return -1;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+static size_t uleb(const uint8_t *p, size_t avail, uint64_t *v)
+{
+	size_t i;
+	unsigned int shift = 0;
+
+	*v = 0;
+	for (i = 0; i < avail && i < 10; i++, shift += 7) {
+		*v |= (uint64_t)(p[i] & 0x7f) << shift;
+		if (!(p[i] & 0x80))
+			return i + 1;
+	}
+	return 0;
+}
+
+/* The pointer encoding a CIE at @cie gives its FDEs ('R' augmentation); -1 when unreadable. */
+static int cie_encoding(struct cg *cg, uint64_t cie)
+{
+	const uint8_t *p, *aug;
+	uint64_t v;
+	size_t n, i, len, k;
+	uint8_t enc = PE_ABSPTR;
+
+	p = bytes_at(cg, cie, 8);
+	if (!p)
+		return -1;
+	len = gil_elf_u32(p, true);
+	if (len == 0xffffffff || len < 8 || len > 4096 || gil_elf_u32(p + 4, true) != 0)
+		return -1;
+	p = bytes_at(cg, cie, 4 + len);
+	if (!p)
+		return -1;
+	i = 9; /* length, CIE id, version */
+	aug = p + i;
+	while (i < 4 + len && p[i])
+		i++;
+	if (i >= 4 + len)
+		return -1;
+	i++;
+	if (aug[0] != 'z')
+		return aug[0] ? -1 : PE_ABSPTR;
+	/* code alignment, data alignment, return register (uleb in version 3), augmentation length */
+	for (k = 0; k < 4; k++) {
+		if (k == 2 && p[8] == 1) {
+			i++;
+			continue;
+		}
+		n = uleb(p + i, 4 + len - i, &v);
+		if (!n)
+			return -1;
+		i += n;
+	}
+	for (k = 1; aug[k]; k++) {
+		if (i >= 4 + len)
+			return -1;
+		if (aug[k] == 'R') {
+			enc = p[i++];
+		} else if (aug[k] == 'L') {
+			i++;
+		} else if (aug[k] == 'P') {
+			uint8_t penc = p[i++];
+
+			if (read_enc(p + i, 4 + len - i, penc, cie + i, 0, false, &v, &n))
+				return -1;
+			i += n;
+		} else if (aug[k] != 'S' && aug[k] != 'B') {
+			return -1;
+		}
+	}
+	return enc;
+}
+
+/*
+ * The function that begins exactly at @addr by the frame descriptions: its end into *@end.
+ * .eh_frame_hdr's table (sorted by start) is searched for @addr, and the FDE it points to gives
+ * the length. Returns 0, or -1 when no FDE starts at @addr (or the tables are unreadable).
+ */
+static int fde_of(struct cg *cg, uint64_t addr, uint64_t *end)
+{
+	uint64_t lo, hi, mid, start, fde, cie, range, at;
+	const uint8_t *p;
+	size_t n;
+	int enc;
+
+	if (!cg->nr_fde)
+		return -1;
+	lo = 0;
+	hi = cg->nr_fde;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		p = cg->table + mid * 8;
+		start = cg->hdr + (uint64_t)(int64_t)(int32_t)gil_elf_u32(p, true);
+		if (start == addr)
+			break;
+		if (start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= hi)
+		return -1;
+	fde = cg->hdr + (uint64_t)(int64_t)(int32_t)gil_elf_u32(p + 4, true);
+	p = bytes_at(cg, fde, 8 + 16);
+	if (!p || gil_elf_u32(p, true) == 0xffffffff || !gil_elf_u32(p + 4, true))
+		return -1;
+	cie = fde + 4 - gil_elf_u32(p + 4, true);
+	enc = cie_encoding(cg, cie);
+	if (enc < 0)
+		return -1;
+	at = fde + 8;
+	if (read_enc(p + 8, 16, (uint8_t)enc, at, 0, true, &start, &n) || start != addr ||
+	    read_enc(p + 8 + n, 16 - n, (uint8_t)(enc & 0x0f), 0, 0, false, &range, &n) ||
+	    !range || range > (1u << 24))
+		return -1;
+	*end = addr + range;
+	return 0;
+}
+
+/* Find .eh_frame_hdr (PT_GNU_EH_FRAME) and its sorted table; nr_fde stays 0 without one. */
+static void read_hdr(struct cg *cg)
+{
+	uint64_t count, ptr;
+	const uint8_t *p;
+	GElf_Phdr ph;
+	size_t i, n, k;
+
+	if (elf_getphdrnum(cg->sc->obj, &n))
+		return;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(cg->sc->obj, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			break;
+	if (i == n || ph.p_memsz < 12)
+		return;
+	p = bytes_at(cg, ph.p_vaddr, 4);
+	/* version 1; the table as datarel sdata4 pairs, as GNU ld and lld write it */
+	if (!p || p[0] != 1 || p[3] != (PE_DATAREL | PE_SDATA4))
+		return;
+	p = bytes_at(cg, ph.p_vaddr, ph.p_memsz);
+	if (!p)
+		return;
+	k = 4;
+	if (read_enc(p + k, ph.p_memsz - k, p[1], ph.p_vaddr + k, ph.p_vaddr, true, &ptr, &n))
+		return;
+	k += n;
+	if (read_enc(p + k, ph.p_memsz - k, p[2], ph.p_vaddr + k, ph.p_vaddr, true, &count, &n))
+		return;
+	k += n;
+	if (count > (ph.p_memsz - k) / 8)
+		return;
+	cg->hdr = ph.p_vaddr;
+	cg->table = p + k;
+	cg->nr_fde = count;
+}
+
+/* Is a defined FUNC in .dynsym at @addr? Its name into *@name when asked. */
+static bool exported_at(Elf *elf, uint64_t addr, const char **name)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+			    sym.st_value != addr)
+				continue;
+			if (name)
+				*name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Where the strings of names[] are: any place in a non-executable segment's file bytes where
+ * the string and its NUL are (the linker may have merged it into the tail of a longer one).
+ */
+static void find_strings(struct cg *cg)
+{
+	const unsigned char *p, *end, *hit;
+	size_t i, k, n, len;
+	GElf_Phdr ph;
+	Elf_Data *d;
+
+	if (elf_getphdrnum(cg->sc->obj, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(cg->sc->obj, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    (ph.p_flags & PF_X) || !ph.p_filesz || ph.p_offset > cg->sc->obj_size ||
+		    ph.p_filesz > cg->sc->obj_size - ph.p_offset)
+			continue;
+		d = elf_getdata_rawchunk(cg->sc->obj, (int64_t)ph.p_offset, ph.p_filesz,
+					 ELF_T_BYTE);
+		if (!d || !d->d_buf)
+			continue;
+		for (k = 0; k < GIL_ARRAY_SIZE(names); k++) {
+			len = strlen(names[k].s) + 1;
+			p = d->d_buf;
+			end = p + d->d_size;
+			while (p < end && (hit = memmem(p, (size_t)(end - p), names[k].s, len))) {
+				if (cg->nr_str == CG_MAX_STRINGS)
+					return;
+				cg->str[cg->nr_str] = ph.p_vaddr + (uint64_t)(hit - (const unsigned char *)d->d_buf);
+				cg->str_fn[cg->nr_str++] = names[k].fn;
+				p = hit + len;
+			}
+		}
+	}
+}
+
+/* The code bytes of [@start, @end) if they lie in one executable segment of the file. */
+static const uint8_t *code_of(struct cg *cg, uint64_t start, uint64_t end)
+{
+	uint64_t off;
+	Elf_Data *d;
+
+	if (gil_sites_offset(cg->sc, start, end - start, &off))
+		return NULL;
+	d = elf_getdata_rawchunk(cg->sc->obj, (int64_t)off, end - start, ELF_T_BYTE);
+	if (!d || d->d_size != end - start)
+		return NULL;
+	return d->d_buf;
+}
+
+static int add_call(struct cg_fn *f, uint64_t target)
+{
+	uint64_t *v;
+	size_t i;
+
+	for (i = 0; i < f->nr_calls; i++)
+		if (f->calls[i] == target)
+			return 0;
+	if (!(f->nr_calls & (f->nr_calls + 1)) || !f->calls) {
+		v = realloc(f->calls, (2 * f->nr_calls + 2) * sizeof(*v));
+		if (!v)
+			return -1;
+		f->calls = v;
+	}
+	f->calls[f->nr_calls++] = target;
+	return 0;
+}
+
+/*
+ * Decode [@start, @end) into @f: the names its code loads, its calls and jumps out, and (not
+ * for a @cold part itself) the cold parts it branches to: a conditional branch to the start of
+ * another frame description, which GCC's hot/cold splitting makes of a function's unlikely
+ * paths (where Py_FatalError is called). Returns 0, 1 when the bytes are not all instructions
+ * the decoder knows, -1 on ENOMEM.
+ */
+static int decode(struct cg *cg, struct cg_fn *f, uint64_t start, uint64_t end, bool cold)
+{
+	uint64_t pos, at, e;
+	const uint8_t *code;
+	struct gil_insn in;
+	size_t k;
+	int r;
+
+	code = code_of(cg, start, end);
+	if (!code)
+		return 1;
+	for (pos = 0; pos < end - start; pos += in.len) {
+		at = start + pos;
+		if (gil_x86_64_decode(code + pos, end - start - pos, at, &in))
+			return 1;
+		for (k = 0; (in.riprel || in.imm) && k < cg->nr_str; k++)
+			if (in.riprel == cg->str[k] || in.imm == cg->str[k])
+				f->refs[cg->str_fn[k]] = true;
+		if (in.flow != GIL_INSN_CALL && in.flow != GIL_INSN_JUMP &&
+		    in.flow != GIL_INSN_BRANCH)
+			continue;
+		if (!in.target || (in.target >= start && in.target < end))
+			continue;
+		if (in.flow == GIL_INSN_BRANCH) {
+			if (cold || fde_of(cg, in.target, &e))
+				continue;
+			r = decode(cg, f, in.target, e, true);
+			if (r)
+				return r;
+			continue;
+		}
+		if (!cold && add_call(f, in.target))
+			return -1;
+	}
+	return 0;
+}
+
+/* The function at @addr, decoded on first sight; NULL when it is none we can prove. */
+static struct cg_fn *fn_at(struct cg *cg, uint64_t addr, int *err)
+{
+	struct cg_fn *f, *v;
+	uint64_t e;
+	size_t i;
+	int r;
+
+	for (i = 0; i < cg->nr_fns; i++)
+		if (cg->fns[i].start == addr)
+			return cg->fns[i].decoded ? &cg->fns[i] : NULL;
+	if (cg->nr_fns == CG_MAX_FUNCS)
+		return NULL;
+	if (!(cg->nr_fns & (cg->nr_fns + 1)) || !cg->fns) {
+		v = realloc(cg->fns, (2 * cg->nr_fns + 2) * sizeof(*v));
+		if (!v) {
+			*err = -1;
+			return NULL;
+		}
+		cg->fns = v;
+	}
+	f = &cg->fns[cg->nr_fns++];
+	memset(f, 0, sizeof(*f));
+	f->start = addr;
+	/* a call target with a frame description beginning exactly there */
+	if (fde_of(cg, addr, &e))
+		return NULL;
+	f->end = e;
+	r = decode(cg, f, addr, e, false);
+	if (r < 0) {
+		*err = -1;
+		return NULL;
+	}
+	if (r)
+		return NULL;
+	f->decoded = true;
+	f->exported = exported_at(cg->sc->obj, addr, NULL);
+	return f;
+}
+
+/* Mark what @root reaches within @max calls as reached from @fn's roots. */
+static int walk(struct cg *cg, uint64_t root, enum gil_func fn, int max)
+{
+	struct cg_fn *f, *g;
+	size_t i, k;
+	int err = 0, depth;
+
+	f = fn_at(cg, root, &err);
+	if (!f)
+		return err;
+	/* breadth first, one depth at a time, over the functions the last round added */
+	f->reach |= 1u << fn;
+	f->depth = 0;
+	for (depth = 0; depth < max; depth++) {
+		size_t n = cg->nr_fns;
+
+		for (i = 0; i < n; i++) {
+			f = &cg->fns[i];
+			if (!f->decoded || !(f->reach & (1u << fn)) || f->depth != depth)
+				continue;
+			for (k = 0; k < f->nr_calls; k++) {
+				uint64_t t = f->calls[k];
+
+				g = fn_at(cg, t, &err);
+				if (err)
+					return err;
+				if (!g)
+					continue;
+				f = &cg->fns[i]; /* fn_at may have moved the array */
+				if (g->reach & (1u << fn))
+					continue;
+				g->reach |= 1u << fn;
+				g->depth = depth + 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Does @f call or jump to a function whose code names take_gil? */
+static bool calls_take(struct cg *cg, const struct cg_fn *f)
+{
+	size_t i, k;
+
+	for (i = 0; i < f->nr_calls; i++)
+		for (k = 0; k < cg->nr_fns; k++)
+			if (cg->fns[k].start == f->calls[i] && cg->fns[k].decoded &&
+			    cg->fns[k].refs[GIL_FN_TAKE])
+				return true;
+	return false;
+}
+
+/* Add @f as a whole-function site of @fn found by the call graph. */
+static int add_found(struct cg *cg, struct cg_fn *f, enum gil_func fn, const char *symbol,
+		     enum gil_host host)
+{
+	uint64_t off;
+	size_t before = cg->sc->syms->nr_sites;
+
+	if (gil_sites_offset(cg->sc, f->start, f->end - f->start, &off))
+		return 0;
+	if (gil_sites_add_func(cg->sc, fn, symbol, f->start, off, f->end - f->start,
+			       host == GIL_HOST_NONE ? "callgraph" : "exported-host", false))
+		return -1;
+	if (cg->sc->syms->nr_sites > before) {
+		cg->sc->syms->sites[before].host = host;
+		/* _Py_HandlePending returns after taking the GIL again: no end of a release */
+		if (host == GIL_HOST_ON_REQUEST)
+			cg->sc->syms->sites[before].retprobe = false;
+	}
+	return 0;
+}
+
+int gil_callgraph_scan(struct scan *sc, bool take, bool drop)
+{
+	struct cg cg = { .sc = sc };
+	const char *name;
+	struct cg_fn *f;
+	size_t i, k, found[GIL_FN_NR] = { 0 };
+	GElf_Sym sym;
+	int ret = -1, err = 0;
+
+	if (!sc->x86_64)
+		return 0;
+	read_hdr(&cg);
+	if (!cg.nr_fde)
+		return 0;
+	find_strings(&cg);
+	if (!cg.nr_str)
+		goto done;
+	for (i = 0; i < GIL_ARRAY_SIZE(roots); i++) {
+		if (!gil_elf_find_symbol(sc->obj, roots[i].name, &sym) ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			continue;
+		for (k = 0; k < GIL_FN_NR; k++)
+			if ((roots[i].fns & (1u << k)) && (k == GIL_FN_TAKE ? take : drop) &&
+			    walk(&cg, sym.st_value, (enum gil_func)k, roots[i].depth))
+				goto out;
+	}
+	/* the copies: static functions reached from their roots that name themselves */
+	for (i = 0; i < cg.nr_fns; i++) {
+		f = &cg.fns[i];
+		for (k = 0; k < GIL_FN_NR; k++) {
+			if (!f->decoded || f->exported || !(f->reach & (1u << k)) || !f->refs[k])
+				continue;
+			/*
+			 * take_gil holds an inlined drop_gil (a thread told to exit), and a
+			 * function that drops and takes again holds both or calls take_gil (the
+			 * eval loop's handler, os.stat with PyEval_SaveThread inlined): drop_gil
+			 * itself never takes the GIL.
+			 */
+			if (k == GIL_FN_DROP && (f->refs[GIL_FN_TAKE] || calls_take(&cg, f)))
+				continue;
+			if (add_found(&cg, f, (enum gil_func)k, gil_fn_name((enum gil_func)k),
+				      GIL_HOST_NONE))
+				goto out;
+			found[k]++;
+		}
+	}
+	/* exported functions holding an inlined drop_gil: their entry stands for the copy */
+	for (i = 0; drop && i < GIL_ARRAY_SIZE(roots); i++) {
+		if (roots[i].host == GIL_HOST_NONE ||
+		    !gil_elf_find_symbol(sc->obj, roots[i].name, &sym))
+			continue;
+		f = fn_at(&cg, sym.st_value, &err);
+		if (err)
+			goto out;
+		if (!f || !f->refs[GIL_FN_DROP] || !exported_at(sc->obj, f->start, &name))
+			continue;
+		if (add_found(&cg, f, GIL_FN_DROP, roots[i].name, roots[i].host))
+			goto out;
+		found[GIL_FN_DROP]++;
+	}
+done:
+	sc->syms->nr_callgraph = found[GIL_FN_TAKE] + found[GIL_FN_DROP];
+	ret = 0;
+out:
+	for (i = 0; i < cg.nr_fns; i++)
+		free(cg.fns[i].calls);
+	free(cg.fns);
+	return ret;
+}
