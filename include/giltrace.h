@@ -180,6 +180,13 @@ uint64_t gil_recorder_lost(const struct gil_recorder *rec);
 /** gil_recorder_events - events received so far. */
 uint64_t gil_recorder_events(const struct gil_recorder *rec);
 
+/*
+ * Releases that were not seen, over all processes: a thread entered take_gil while, by the
+ * events, it still held the GIL (an inlined drop_gil no probe covers, or lost events). Valid
+ * after gil_recorder_finish(); each file's footer has its own count.
+ */
+uint64_t gil_recorder_releases_not_seen(const struct gil_recorder *rec);
+
 /** gil_recorder_nr_targets - processes being recorded (alive or finished). */
 size_t gil_recorder_nr_targets(const struct gil_recorder *rec);
 

@@ -59,6 +59,7 @@
 #define GIL_KEY_PROBE_METHOD "method"
 #define GIL_KEY_PROBE_ROLE "role"
 #define GIL_KEY_PROBE_RETURN "return_probe"
+#define GIL_KEY_NOT_SEEN "releases_not_seen" /* footer: take_gil entered while holding */
 #define GIL_KEY_PROBE_HOST "releases" /* an exported function holding an inlined drop_gil */
 #define GIL_KEY_PROBE_SKIPPED "skipped"
 #define GIL_KEY_PROBE_APPROXIMATE "approximate"

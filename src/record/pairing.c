@@ -41,6 +41,7 @@ struct gil_pairing {
 	size_t index_cap; /* power of two */
 	struct gil_thread_stats other; /* exited threads folded away to bound memory */
 	uint64_t events;
+	uint64_t not_seen; /* take_gil entered by a thread still holding: a release was missed */
 };
 
 struct gil_pairing *gil_pairing_alloc(uint64_t start, gil_emit_fn emit, void *ctx)
@@ -246,6 +247,7 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 	switch (ev) {
 	case GIL_EV_TAKE_ENTRY:
 		/* Anything open now lacks its end: a missed return or a missed drop. */
+		p->not_seen += t->state == S_HOLD;
 		if (t->state != S_UNKNOWN && t->state != S_IDLE)
 			ret = close_open(p, t, ts, bad);
 		enter(t, S_WAIT, ts, 0);
@@ -375,6 +377,11 @@ size_t gil_pairing_threads(const struct gil_pairing *p, struct gil_thread_stats 
 uint64_t gil_pairing_events(const struct gil_pairing *p)
 {
 	return p->events;
+}
+
+uint64_t gil_pairing_not_seen(const struct gil_pairing *p)
+{
+	return p->not_seen;
 }
 
 void gil_pairing_free(struct gil_pairing *p)

@@ -95,6 +95,13 @@ size_t gil_pairing_threads(const struct gil_pairing *p, struct gil_thread_stats 
 /** gil_pairing_events - events fed so far. */
 uint64_t gil_pairing_events(const struct gil_pairing *p);
 
+/**
+ * gil_pairing_not_seen - releases that were not seen: take_gil entered by a thread that, by
+ * the events, still held the GIL (it released it where no probe is: an inlined drop_gil that
+ * no table or DWARF showed, or lost events). The hold around each is flagged.
+ */
+uint64_t gil_pairing_not_seen(const struct gil_pairing *p);
+
 void gil_pairing_free(struct gil_pairing *p);
 
 #define GIL_PAIRING_MAX_THREADS 4096

@@ -504,6 +504,11 @@ uint64_t gil_recorder_events(const struct gil_recorder *rec)
 	return rec->events;
 }
 
+uint64_t gil_recorder_releases_not_seen(const struct gil_recorder *rec)
+{
+	return rec->not_seen;
+}
+
 size_t gil_recorder_nr_targets(const struct gil_recorder *rec)
 {
 	return rec->nr_targets;

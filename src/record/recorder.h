@@ -114,6 +114,7 @@ struct gil_recorder {
 	uint64_t *synth; /* per CPU: losses reported from those counts, ahead of the ring */
 	bool *ring_hup; /* per CPU: its ring fd reports POLLHUP (owner task gone) */
 	uint64_t lost, events, unknown, throttled;
+	uint64_t not_seen; /* releases not seen, summed over the finished targets */
 	const char *reason;
 	struct gil_process_stats *stats;
 	size_t last_target;
