@@ -178,8 +178,11 @@ static size_t uleb(const uint8_t *p, size_t avail, uint64_t *v)
 	return 0;
 }
 
-/* The pointer encoding a CIE at @cie gives its FDEs ('R' augmentation); -1 when unreadable. */
-static int cie_encoding(struct cg *cg, uint64_t cie)
+/*
+ * The pointer encoding a CIE at @cie gives its FDEs ('R' augmentation), and in *@z whether its
+ * FDEs carry augmentation data; -1 when unreadable.
+ */
+static int cie_encoding(struct cg *cg, uint64_t cie, bool *z)
 {
 	const uint8_t *p, *aug;
 	uint64_t v;
@@ -202,6 +205,7 @@ static int cie_encoding(struct cg *cg, uint64_t cie)
 	if (i >= 4 + len)
 		return -1;
 	i++;
+	*z = aug[0] == 'z';
 	if (aug[0] != 'z')
 		return aug[0] ? -1 : PE_ABSPTR;
 	/* code alignment, data alignment, return register (uleb in version 3), augmentation length */
@@ -236,15 +240,21 @@ static int cie_encoding(struct cg *cg, uint64_t cie)
 }
 
 /*
- * The function that begins exactly at @addr by the frame descriptions: its end into *@end.
- * .eh_frame_hdr's table (sorted by start) is searched for @addr, and the FDE it points to gives
- * the length. Returns 0, or -1 when no FDE starts at @addr (or the tables are unreadable).
+ * The code that begins exactly at @addr by the frame descriptions: its end into *@end, and in
+ * *@entry whether it begins as a function does: no rule before the first advance, so the
+ * CIE's (the return address at the stack pointer). A part that GCC split off a function
+ * (.cold) begins with the frame of the middle of that function: never an entry, even when a
+ * jump leads there. .eh_frame_hdr's table (sorted by start) is searched for @addr, and the
+ * FDE it points to gives the rest. Returns 0, or -1 when no FDE starts at @addr (or the
+ * tables are unreadable).
  */
-static int fde_of(struct cg *cg, uint64_t addr, uint64_t *end)
+static int fde_of(struct cg *cg, uint64_t addr, uint64_t *end, bool *entry)
 {
-	uint64_t lo, hi, mid, start, fde, cie, range, at;
+	uint64_t lo, hi, mid, start, fde, cie, range, at, len, aug;
 	const uint8_t *p;
-	size_t n;
+	size_t n, k;
+	bool z = false;
+	uint8_t op;
 	int enc;
 
 	if (!cg->nr_fde)
@@ -265,18 +275,38 @@ static int fde_of(struct cg *cg, uint64_t addr, uint64_t *end)
 	if (lo >= hi)
 		return -1;
 	fde = cg->hdr + (uint64_t)(int64_t)(int32_t)gil_elf_u32(p + 4, true);
-	p = bytes_at(cg, fde, 8 + 16);
-	if (!p || gil_elf_u32(p, true) == 0xffffffff || !gil_elf_u32(p + 4, true))
+	p = bytes_at(cg, fde, 8);
+	if (!p)
+		return -1;
+	len = gil_elf_u32(p, true);
+	if (len == 0xffffffff || len < 12 || len > 65536 || !gil_elf_u32(p + 4, true))
+		return -1;
+	p = bytes_at(cg, fde, 4 + len);
+	if (!p)
 		return -1;
 	cie = fde + 4 - gil_elf_u32(p + 4, true);
-	enc = cie_encoding(cg, cie);
+	enc = cie_encoding(cg, cie, &z);
 	if (enc < 0)
 		return -1;
 	at = fde + 8;
-	if (read_enc(p + 8, 16, (uint8_t)enc, at, 0, true, &start, &n) || start != addr ||
-	    read_enc(p + 8 + n, 16 - n, (uint8_t)(enc & 0x0f), 0, 0, false, &range, &n) ||
+	k = 8;
+	if (read_enc(p + k, 4 + len - k, (uint8_t)enc, at, 0, true, &start, &n) ||
+	    start != addr)
+		return -1;
+	k += n;
+	if (read_enc(p + k, 4 + len - k, (uint8_t)(enc & 0x0f), 0, 0, false, &range, &n) ||
 	    !range || range > (1u << 24))
 		return -1;
+	k += n;
+	if (z) {
+		n = uleb(p + k, 4 + len - k, &aug);
+		if (!n || aug > 4 + len - k - n)
+			return -1;
+		k += n + aug;
+	}
+	/* the first instruction: end, nop, or an advance (DW_CFA_advance_loc, _loc1/2/4) */
+	op = k < 4 + len ? p[k] : 0;
+	*entry = op == 0 || (op & 0xc0) == 0x40 || (op >= 0x02 && op <= 0x04);
 	*end = addr + range;
 	return 0;
 }
@@ -428,6 +458,7 @@ static int decode(struct cg *cg, struct cg_fn *f, uint64_t start, uint64_t end, 
 	uint64_t pos, at, e;
 	const uint8_t *code;
 	struct gil_insn in;
+	bool entry;
 	size_t k;
 	int r;
 
@@ -446,15 +477,19 @@ static int decode(struct cg *cg, struct cg_fn *f, uint64_t start, uint64_t end, 
 			continue;
 		if (!in.target || (in.target >= start && in.target < end))
 			continue;
-		if (in.flow == GIL_INSN_BRANCH) {
-			if (cold || fde_of(cg, in.target, &e))
+		if (cold || fde_of(cg, in.target, &e, &entry))
+			continue;
+		if (!entry) {
+			/* a part split off this function: its code is the function's */
+			if (in.flow == GIL_INSN_CALL)
 				continue;
 			r = decode(cg, f, in.target, e, true);
 			if (r)
 				return r;
 			continue;
 		}
-		if (!cold && add_call(f, in.target))
+		/* a call, or a tail call, to the start of a function */
+		if (add_call(f, in.target))
 			return -1;
 	}
 	return 0;
@@ -465,6 +500,7 @@ static struct cg_fn *fn_at(struct cg *cg, uint64_t addr, int *err)
 {
 	struct cg_fn *f, *v;
 	uint64_t e;
+	bool entry;
 	size_t i;
 	int r;
 
@@ -484,8 +520,8 @@ static struct cg_fn *fn_at(struct cg *cg, uint64_t addr, int *err)
 	f = &cg->fns[cg->nr_fns++];
 	memset(f, 0, sizeof(*f));
 	f->start = addr;
-	/* a call target with a frame description beginning exactly there */
-	if (fde_of(cg, addr, &e))
+	/* a call target with a frame description beginning exactly there, as a function's does */
+	if (fde_of(cg, addr, &e, &entry) || !entry)
 		return NULL;
 	f->end = e;
 	r = decode(cg, f, addr, e, false);

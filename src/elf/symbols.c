@@ -67,10 +67,11 @@ static int settle(struct scan *sc, const char *path, const char *root)
 	 * Both have sites but no DWARF was read: up to 3.12 PyEval_SaveThread calls drop_gil
 	 * itself, so when it calls no out-of-line copy, drop_gil was inlined into it (and maybe
 	 * elsewhere). From 3.13 it goes through _PyThreadState_Detach: nothing to tell from.
+	 * Sites from the code (callgraph.c) have the exported hosts of inlined copies already.
 	 */
 	if (!take && !drop &&
-	    (sc->dwarf_done || !sc->save.found || !gil_version_below(sc->version, 3, 13) ||
-	     gil_sites_save_calls_drop(sc) != 0))
+	    (sc->dwarf_done || syms->nr_callgraph || !sc->save.found ||
+	     !gil_version_below(sc->version, 3, 13) || gil_sites_save_calls_drop(sc) != 0))
 		return 0; /* exact, as far as anything can tell */
 	/*
 	 * Unknown kind: only a stripped interpreter or libpython can be one without exports

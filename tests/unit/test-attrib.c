@@ -642,10 +642,11 @@ static void test_tagged_executable(void **state)
 }
 
 /*
- * A build without symbols: PyEval_SaveThread and PyEval_RestoreThread stand in for drop_gil
- * and take_gil, and attribution still reads the frame: RestoreThread's tstate argument, and
- * for SaveThread the GIL's holder, from _PyRuntime through _Py_DebugOffsets, with the holder's
- * native thread id for the decoder to check.
+ * A build without symbols: take_gil and drop_gil found from the code, PyEval_SaveThread and
+ * _Py_HandlePending standing for the copies inlined into them, and attribution reads the frame
+ * at each: take_gil's tstate argument (with the code object's type checked), _Py_HandlePending's
+ * tstate with its drop request, and at drop_gil and PyEval_SaveThread the GIL's holder, from
+ * _PyRuntime through _Py_DebugOffsets, with the holder's native thread id for the decoder.
  */
 static void test_fallback_sites_attributed(void **state)
 {
@@ -659,16 +660,20 @@ static void test_fallback_sites_attributed(void **state)
 	snprintf(exe, sizeof(exe), "%s/usr/bin/python3.14", root);
 	/* a root without the debug files: the stock image */
 	assert_int_equal(gil_symbols_read(exe, "/nonexistent", &s, err, sizeof(err)), 0);
-	assert_true(s->approximate);
+	assert_false(s->approximate);
 	assert_int_equal(gil_attrib_read(s, exe, s->version, &a, err, sizeof(err)), 0);
 	assert_int_equal(a->source, GIL_ATTR_SRC_DEBUG_OFFSETS);
 	save = site_args(s, a, "PyEval_SaveThread");
-	restore = site_args(s, a, "PyEval_RestoreThread");
+	restore = site_args(s, a, "take_gil");
 	assert_non_null(save);
 	assert_non_null(restore);
 	well_formed(save, true, true);
 	well_formed(restore, false, true);
 	assert_non_null(strstr(restore, "gil_fr=+72(%di):x64"));
+	assert_non_null(strstr(restore, "gil_ty="));
+	well_formed(site_args(s, a, "drop_gil"), true, true);
+	assert_non_null(strstr(site_args(s, a, "drop_gil"), "gil_htid="));
+	assert_non_null(strstr(site_args(s, a, "_Py_HandlePending"), "gil_req=+24(%di)"));
 	/* interpreters.head (+0x328) -> ceval.gil (+16) -> last_holder (+8) */
 	assert_non_null(strstr(save, "gil_ts=+8(+16(@+"));
 	assert_non_null(strstr(save, "gil_htid=+160(+8(+16(@+"));
