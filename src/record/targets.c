@@ -233,6 +233,9 @@ static struct target *new_target(struct gil_recorder *rec, pid_t pid, int obj,
 		if (t->warning)
 			snprintf(t->warning, len, "process %d: %s", (int)pid,
 				 rec->objects[obj].syms->reason);
+	} else if (rec->objects[obj].syms->note) {
+		/* what was tried and failed (a debuginfod server), though the sites are exact */
+		t->warning = gil_strfmt("process %d: %s", (int)pid, rec->objects[obj].syms->note);
 	} else if (rec->objects[obj].nr_unconditioned) {
 		t->warning = gil_strfmt("process %d: forced switches are not recorded: they release the GIL inside _Py_HandlePending, whose releases are told apart by the drop request that attribution reads (record without --no-attribution)",
 					(int)pid);
