@@ -252,10 +252,17 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 	/* Never silent: samples the kernel throttled, and samples of processes not recorded. */
 	json_object_object_add(f, GIL_KEY_THROTTLED, json_object_new_uint64(rec->throttled));
 	json_object_object_add(f, GIL_KEY_FOREIGN_EVENTS, json_object_new_uint64(rec->unknown));
-	rec->not_seen += gil_pairing_not_seen(t->pairing);
-	if (gil_pairing_not_seen(t->pairing))
+	/*
+	 * Sites from the code can miss copies inlined where nothing shows them: count those.
+	 * Elsewhere a take while holding is the probes' arming order at the start (a release
+	 * before drop_gil's probe was on), flagged on its interval as before.
+	 */
+	if (rec->objects[t->obj].syms && rec->objects[t->obj].syms->nr_callgraph &&
+	    gil_pairing_not_seen(t->pairing)) {
+		rec->not_seen += gil_pairing_not_seen(t->pairing);
 		json_object_object_add(f, GIL_KEY_NOT_SEEN,
 				       json_object_new_uint64(gil_pairing_not_seen(t->pairing)));
+	}
 	threads = json_object_new_array();
 	for (k = 0; k < t->nr_summary; k++) {
 		if (t->summary[k].tid < 0)
