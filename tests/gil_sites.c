@@ -19,11 +19,11 @@ int main(int argc, char **argv)
 	char err[512];
 	size_t i;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: gil_sites FILE\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: gil_sites FILE [ROOT]\n");
 		return 2;
 	}
-	if (gil_symbols_read(argv[1], NULL, &syms, err, sizeof(err))) {
+	if (gil_symbols_read(argv[1], argc == 3 ? argv[2] : NULL, &syms, err, sizeof(err))) {
 		fprintf(stderr, "gil_sites: %s\n", err);
 		return 1;
 	}

@@ -163,6 +163,7 @@ void gil_attrib_free(struct gil_attrib *a)
 		free(a->sites[i].fetchargs);
 	free(a->sites);
 	free(a->from);
+	free(a->owned);
 	free(a);
 }
 

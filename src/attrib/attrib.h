@@ -92,6 +92,7 @@ struct gil_attrib {
 	size_t nr_entries; /* entry sites (where attribution is read) */
 	size_t nr_attributed; /* entry sites with fetchargs */
 	const char *why; /* static; set when no site gets fetchargs */
+	char *owned; /* the why strings' storage when made from the object cache; else NULL */
 };
 
 /**

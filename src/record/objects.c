@@ -111,6 +111,7 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 	struct object *o;
 	char root[64], *open_path;
 	size_t len;
+	bool cached;
 	int i = find_object(rec, m), r;
 
 	if (i >= 0)
@@ -141,9 +142,13 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 	snprintf(o->probe_path, sizeof(o->probe_path), "/proc/self/fd/%d", h.fd);
 	o->first_probe = -1;
 	rec->nr_objects++;
-	if (gil_symbols_read_elf(&o->elf, open_path, root,
-				 rec->opts.no_debuginfod ? 0 : GIL_SYMS_DEBUGINFOD, &o->syms, err,
-				 errlen) < 0) {
+	r = rec_objcache_load(o, open_path, root, !rec->opts.no_attribution);
+	if (r < 0)
+		return gil_err(err, errlen, "out of memory");
+	cached = r > 0;
+	if (!cached && gil_symbols_read_elf(&o->elf, open_path, root,
+					    rec->opts.no_debuginfod ? 0 : GIL_SYMS_DEBUGINFOD,
+					    &o->syms, err, errlen) < 0) {
 		o->syms = NULL;
 		return -1;
 	}
@@ -155,8 +160,10 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 		o->syms = NULL;
 		gil_elf_close(&o->elf); /* nothing to probe: no descriptor kept */
 	}
-	if (o->syms && !rec->opts.no_attribution && load_attrib(o, err, errlen) < 0)
+	if (o->syms && !cached && !rec->opts.no_attribution && load_attrib(o, err, errlen) < 0)
 		return -1;
+	if (o->syms && !cached)
+		rec_objcache_store(o, root, !rec->opts.no_attribution);
 	if (o->syms)
 		prune_unconditioned(o);
 	return (int)(rec->nr_objects - 1);

@@ -143,6 +143,18 @@ int rec_create_file(struct gil_recorder *rec, struct target *t);
 /* mkdir -p with mode 0750 for what we create; refuses symlinks and world-writable dirs. */
 int rec_open_outdir(struct gil_recorder *rec);
 
+/* ---- objcache.c: what an object's DWARF gave, kept by build-id ---- */
+
+/*
+ * Fill @o->syms (and @o->attrib when @attribution) from the cache entry of @o's build-id,
+ * when it is there and still holds for the file on @o->elf. 1: filled; 0: no usable entry
+ * (nothing changed); -1: out of memory.
+ */
+int rec_objcache_load(struct object *o, const char *path, const char *root, bool attribution);
+
+/* Keep @o's sites and attribution for the next attach, when they came from DWARF. */
+void rec_objcache_store(struct object *o, const char *root, bool attribution);
+
 /* ---- objects.c ---- */
 
 int rec_create_probes(struct gil_recorder *rec, struct object *o);
