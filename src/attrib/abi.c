@@ -12,8 +12,6 @@
 
 #include "attrib-int.h"
 
-/* x86-64 System V argument registers, as DWARF numbers: di si dx cx r8 r9. */
-static const int abi_arg_reg[] = { 5, 4, 1, 2, 8, 9 };
 
 /* Is @s a plain function entry whose arguments follow the ABI (no clone suffix but .lto_priv)? */
 static bool abi_entry(const struct gil_site *s)
@@ -35,7 +33,7 @@ static bool abi_entry(const struct gil_site *s)
 }
 
 /* Argument positions of take_gil/drop_gil by version: tstate, and the drop-request holder. */
-static void abi_locs(int version, enum gil_func fn, struct loc *ts, struct loc *req)
+static void abi_locs(int arch, int version, enum gil_func fn, struct loc *ts, struct loc *req)
 {
 	int t = -1, r = -1;
 
@@ -56,11 +54,11 @@ static void abi_locs(int version, enum gil_func fn, struct loc *ts, struct loc *
 	memset(req, 0, sizeof(*req));
 	if (t >= 0) {
 		ts->kind = L_REG;
-		ts->reg = abi_arg_reg[t];
+		ts->reg = attrib_arg_reg(arch, t);
 	}
 	if (r >= 0) {
 		req->kind = L_REG;
-		req->reg = abi_arg_reg[r];
+		req->reg = attrib_arg_reg(arch, r);
 	}
 }
 
@@ -91,14 +89,14 @@ static bool abi_fallback(const struct gil_attrib *a, const struct gil_site *s, s
 		return false;
 	if (s->fn == GIL_FN_TAKE && stand_in(s, "PyEval_RestoreThread")) {
 		ts->kind = L_REG;
-		ts->reg = abi_arg_reg[0];
+		ts->reg = attrib_arg_reg(l->arch, 0);
 		return true;
 	}
 	if (s->fn == GIL_FN_DROP && stand_in(s, "_Py_HandlePending")) {
 		if (l->req != GIL_REQ_BIT0)
 			return false;
 		ts->kind = L_REG;
-		ts->reg = abi_arg_reg[0];
+		ts->reg = attrib_arg_reg(l->arch, 0);
 		*req = *ts;
 		return true;
 	}
@@ -141,7 +139,7 @@ int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_
 			a->sites[i].why = "a compiler clone or inlined copy: arguments unknown without DWARF";
 			continue;
 		}
-		abi_locs(a->layout.version, s->fn, &ts, &req);
+		abi_locs(a->layout.arch, a->layout.version, s->fn, &ts, &req);
 		if (ts.kind == L_NONE) {
 			a->sites[i].why = "no argument table for this version";
 			continue;

@@ -37,7 +37,13 @@ struct loc {
 	int64_t chain[2]; /* L_CHAIN */
 };
 
-#define LOC_NR_REGS 16 /* x86-64 general registers, DWARF numbers 0 - 15: a fetcharg names them */
+#define LOC_NR_REGS 32 /* general registers by DWARF number: x86-64's 0 - 15, AArch64's x0 - x30, sp */
+
+/* The fetcharg name of DWARF register @reg on @arch (enum gil_arch), NULL when it has none. */
+const char *attrib_reg_name(int arch, int reg);
+
+/* The DWARF number of integer argument @i (0-based) on @arch; -1 past the registers. */
+int attrib_arg_reg(int arch, int i);
 
 /**
  * attrib_build_fetchargs - the fetchargs of one entry site: @ts is where the thread state is,

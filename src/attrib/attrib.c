@@ -83,7 +83,6 @@ int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *ob
 	struct gil_attrib *a;
 	char why[256] = "";
 	int ver = parse_version(version), r;
-	GElf_Ehdr eh;
 	size_t i;
 
 	*out = NULL;
@@ -103,12 +102,12 @@ int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *ob
 	}
 	obj = *objp; /* borrowed: the caller closes it */
 	/*
-	 * Fetchargs name x86-64 registers, and DWARF register numbers are mapped as on x86-64.
-	 * Elsewhere some names would still be accepted (%sp on arm64) and read the wrong place.
+	 * Fetchargs name registers by architecture (attrib_reg_name): x86-64 and AArch64. On
+	 * another, some names would still be accepted by the kernel and read the wrong place.
 	 */
-	if (!gelf_getehdr(obj.elf, &eh) || eh.e_machine != EM_X86_64) {
-		a->why = "implemented for x86-64 only; this interpreter is built for another "
-			 "architecture";
+	if (gil_arch_of(obj.elf) == GIL_ARCH_OTHER) {
+		a->why = "implemented for x86-64 and AArch64 only; this interpreter is built for "
+			 "another architecture";
 		goto done;
 	}
 	r = attrib_dwarf(a, syms, &obj, ver, why, sizeof(why));
@@ -122,13 +121,16 @@ int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *ob
 	}
 	r = attrib_layout_debug_offsets(&obj, &a->layout, &dowhy);
 	if (r == 0) {
+		a->layout.arch = gil_arch_of(obj.elf);
 		a->source = GIL_ATTR_SRC_DEBUG_OFFSETS;
 	} else if (r == -2) {
 		/* there, but not a layout we know: the table would guess the same version's */
 		a->why = dowhy;
 		goto done;
-	} else if ((t = gil_layout_table(ver))) {
+	} else if ((t = gil_layout_table(ver)) && gil_arch_of(obj.elf) == GIL_ARCH_X86_64) {
+		/* the table was checked against x86-64 builds only */
 		a->layout = *t;
+		a->layout.arch = GIL_ARCH_X86_64;
 		a->source = GIL_ATTR_SRC_TABLE;
 	} else {
 		a->why = ver ? "no DWARF, no _Py_DebugOffsets, and this version is not in the table"

@@ -47,6 +47,7 @@ enum gil_req_model {
 /* Struct member offsets of one interpreter build (bytes; -1: not known). */
 struct gil_layout {
 	int version; /* major * 100 + minor (312), 0 when unknown */
+	int arch; /* enum gil_arch of the probed file: it names the fetchargs' registers */
 	enum gil_frame_model frame;
 	int64_t ts_frame; /* PyThreadState: frame, cframe or current_frame */
 	int64_t cframe_current; /* _PyCFrame.current_frame (GIL_FRAME_CFRAME) */

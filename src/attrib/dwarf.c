@@ -473,7 +473,7 @@ static int layout_from_dwarf(struct dw *d, struct gil_layout *l, char *err, size
 }
 
 /* Reduce a location expression to a struct loc; @entry: we are at the function's first insn. */
-static bool parse_expr(Dwarf_Attribute *attr, Dwarf_Op *ops, size_t n, bool entry,
+static bool parse_expr(Dwarf_Attribute *attr, Dwarf_Op *ops, size_t n, bool entry, int arch,
 		       struct loc *out)
 {
 	Dwarf_Attribute sub;
@@ -504,10 +504,13 @@ static bool parse_expr(Dwarf_Attribute *attr, Dwarf_Op *ops, size_t n, bool entr
 		out->kind = L_ADDR;
 		out->addr = ops[0].number;
 	} else if (n == 1 && op == DW_OP_fbreg && entry) {
-		/* the frame base is the CFA, which is %sp + 8 at a function's first instruction */
+		/*
+		 * The frame base is the CFA: at a function's first instruction that is %sp + 8
+		 * on x86-64 (the return address was pushed), sp itself on AArch64 (it is in x30).
+		 */
 		out->kind = L_MEM;
-		out->reg = 7;
-		out->off = (int64_t)ops[0].number + 8;
+		out->reg = arch == GIL_ARCH_AARCH64 ? 31 : 7;
+		out->off = (int64_t)ops[0].number + (arch == GIL_ARCH_AARCH64 ? 0 : 8);
 	} else if (n == 2 && (op == DW_OP_entry_value || op == DW_OP_GNU_entry_value) &&
 		   ops[1].atom == DW_OP_stack_value && entry) {
 		/* the value at entry, and we are at the entry */
@@ -520,11 +523,12 @@ static bool parse_expr(Dwarf_Attribute *attr, Dwarf_Op *ops, size_t n, bool entr
 	} else {
 		return false;
 	}
-	return out->reg >= 0 && out->reg < LOC_NR_REGS;
+	return out->kind == L_ADDR || attrib_reg_name(arch, out->reg) != NULL;
 }
 
 /* The location of parameter @name of scope @fn (a subprogram or inlined copy) at @pc. */
-static bool param_loc(Dwarf_Die *fn, const char *name, Dwarf_Addr pc, bool entry, struct loc *out)
+static bool param_loc(Dwarf_Die *fn, const char *name, Dwarf_Addr pc, bool entry, int arch,
+		      struct loc *out)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Op *ops[4];
@@ -544,13 +548,13 @@ static bool param_loc(Dwarf_Die *fn, const char *name, Dwarf_Addr pc, bool entry
 		if (!dwarf_attr(&p, DW_AT_location, &attr))
 			return false; /* optimized out here */
 		n = dwarf_getlocation_addr(&attr, pc, ops, lens, 4);
-		if (n <= 0 || !parse_expr(&attr, ops[0], lens[0], entry, out))
+		if (n <= 0 || !parse_expr(&attr, ops[0], lens[0], entry, arch, out))
 			return false;
 		/* several views at this address must agree */
 		for (i = 1; i < n; i++) {
 			struct loc o;
 
-			if (!parse_expr(&attr, ops[i], lens[i], entry, &o) || o.kind != out->kind ||
+			if (!parse_expr(&attr, ops[i], lens[i], entry, arch, &o) || o.kind != out->kind ||
 			    o.reg != out->reg || o.off != out->off || o.addr != out->addr)
 				return false;
 		}
@@ -647,6 +651,7 @@ int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gi
 	}
 	if (version)
 		a->layout.version = version;
+	a->layout.arch = gil_arch_of(obj->elf);
 	a->source = GIL_ATTR_SRC_DWARF;
 	a->from = strdup(syms->dwarf_from);
 	if (!a->from)
@@ -660,7 +665,7 @@ int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gi
 			a->sites[i].why = "no DWARF scope for this site";
 			continue;
 		}
-		if (!param_loc(&scope, "tstate", s->addr, entry, &ts)) {
+		if (!param_loc(&scope, "tstate", s->addr, entry, a->layout.arch, &ts)) {
 			a->sites[i].why = "thread state not available at this site";
 			continue;
 		}
@@ -671,7 +676,7 @@ int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gi
 		} else if (s->fn == GIL_FN_DROP && a->layout.req != GIL_REQ_NONE) {
 			if (!strcmp(a->layout.req_arg, "tstate"))
 				req = ts;
-			else if (!param_loc(&scope, a->layout.req_arg, s->addr, entry, &req))
+			else if (!param_loc(&scope, a->layout.req_arg, s->addr, entry, a->layout.arch, &req))
 				memset(&req, 0, sizeof(req)); /* function yes, class unknown */
 		}
 		if (gil_elf_text_delta(obj->elf, s->addr, &delta) < 0)

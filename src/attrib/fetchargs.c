@@ -18,10 +18,38 @@
 
 #define ARG_MAX_LEN 63 /* the kernel's MAX_ARGSTR_LEN for one fetcharg, type included */
 
-static const char *const regs[LOC_NR_REGS] = {
+static const char *const x86_64_regs[16] = {
 	"ax", "dx", "cx", "bx", "si", "di", "bp", "sp",
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
 };
+
+/* AArch64: DWARF 0 - 30 are x0 - x30, 31 is sp; the kernel's fetchargs know them so */
+static const char *const a64_regs[32] = {
+	"x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",  "x8",  "x9",  "x10",
+	"x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21",
+	"x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp",
+};
+
+const char *attrib_reg_name(int arch, int reg)
+{
+	if (arch == GIL_ARCH_X86_64 && reg >= 0 && reg < 16)
+		return x86_64_regs[reg];
+	if (arch == GIL_ARCH_AARCH64 && reg >= 0 && reg < 32)
+		return a64_regs[reg];
+	return NULL;
+}
+
+int attrib_arg_reg(int arch, int i)
+{
+	/* System V x86-64: di si dx cx r8 r9; AAPCS64: x0 - x7 */
+	static const int x86_64_args[] = { 5, 4, 1, 2, 8, 9 };
+
+	if (arch == GIL_ARCH_X86_64 && i >= 0 && i < 6)
+		return x86_64_args[i];
+	if (arch == GIL_ARCH_AARCH64 && i >= 0 && i < 8)
+		return i;
+	return -1;
+}
 
 /* Building fetchargs: an expression for "the value at @l + @off"; @delta maps globals. */
 struct fa {
@@ -43,24 +71,26 @@ static int chain_value(char *out, size_t len, const struct loc *l, int64_t delta
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-static int deref_loc(char *out, size_t len, const struct loc *l, int64_t off, int64_t delta)
+static int deref_loc(char *out, size_t len, int arch, const struct loc *l, int64_t off,
+		     int64_t delta)
 {
+	const char *r = attrib_reg_name(arch, l->reg);
 	char e[128];
 	int n = -1;
 
 	switch (l->kind) {
 	case L_REG:
-		if (l->reg >= 0 && l->reg < (int)GIL_ARRAY_SIZE(regs))
-			n = snprintf(out, len, "%+lld(%%%s)", (long long)off, regs[l->reg]);
+		if (r)
+			n = snprintf(out, len, "%+lld(%%%s)", (long long)off, r);
 		break;
 	case L_REGOFF:
-		if (l->reg >= 0 && l->reg < (int)GIL_ARRAY_SIZE(regs))
-			n = snprintf(out, len, "%+lld(%%%s)", (long long)(l->off + off), regs[l->reg]);
+		if (r)
+			n = snprintf(out, len, "%+lld(%%%s)", (long long)(l->off + off), r);
 		break;
 	case L_MEM:
-		if (l->reg >= 0 && l->reg < (int)GIL_ARRAY_SIZE(regs))
+		if (r)
 			n = snprintf(out, len, "%+lld(%+lld(%%%s))", (long long)off, (long long)l->off,
-				     regs[l->reg]);
+				     r);
 		break;
 	case L_ADDR:
 		/* @+OFFSET: the kernel adds the probed file's load bias, found from the text */
@@ -163,23 +193,29 @@ static char *build(const struct gil_layout *lay, const struct loc *ts, const str
 
 	*why = NULL;
 	/* the thread state itself, when it can be NULL (a register or a stack slot) */
+	if (ts->kind != L_NONE && ts->kind != L_ADDR && ts->kind != L_CHAIN &&
+	    !attrib_reg_name(lay->arch, ts->reg)) {
+		*why = "a register this architecture's fetchargs cannot name";
+		return NULL;
+	}
 	if (ts->kind == L_REG) {
-		snprintf(e, sizeof(e), "%%%s", regs[ts->reg]);
+		snprintf(e, sizeof(e), "%%%s", attrib_reg_name(lay->arch, ts->reg));
 		fa_add(&f, "gil_ts", e, "x64");
 	} else if (ts->kind == L_MEM) {
-		snprintf(e, sizeof(e), "%+lld(%%%s)", (long long)ts->off, regs[ts->reg]);
+		snprintf(e, sizeof(e), "%+lld(%%%s)", (long long)ts->off,
+			 attrib_reg_name(lay->arch, ts->reg));
 		fa_add(&f, "gil_ts", e, "x64");
 	} else if (ts->kind == L_CHAIN) {
 		/* the GIL's holder: NULL, or (another interpreter's GIL) another thread */
 		if (chain_value(e, sizeof(e), ts, delta) < 0)
 			goto toolong;
 		fa_add(&f, "gil_ts", e, "x64");
-		if (deref_loc(e, sizeof(e), ts, lay->ts_native_tid, delta) < 0)
+		if (deref_loc(e, sizeof(e), lay->arch, ts, lay->ts_native_tid, delta) < 0)
 			goto toolong;
 		fa_add(&f, "gil_htid", e, "u64");
 	}
 	/* the frame pointer */
-	if (deref_loc(fr, sizeof(fr), ts, lay->ts_frame, delta) < 0)
+	if (deref_loc(fr, sizeof(fr), lay->arch, ts, lay->ts_frame, delta) < 0)
 		goto toolong;
 	if (lay->frame == GIL_FRAME_CFRAME) {
 		if (wrap(e, sizeof(e), fr, lay->cframe_current) < 0)
@@ -220,7 +256,7 @@ static char *build(const struct gil_layout *lay, const struct loc *ts, const str
 		code_reads(&f, lay, code, -1, "gil_tfn", "gil_tfile", "gil_tline");
 	}
 	if (drop && req->kind != L_NONE) {
-		if (deref_loc(e, sizeof(e), req, lay->req_off, delta) < 0)
+		if (deref_loc(e, sizeof(e), lay->arch, req, lay->req_off, delta) < 0)
 			goto toolong;
 		fa_add(&f, "gil_req", e, lay->req == GIL_REQ_BIT0 ? "b1@0/8" : "u32");
 	}

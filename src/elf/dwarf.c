@@ -78,7 +78,7 @@ struct scope {
 struct walk {
 	struct gil_dwarf *dw;
 	Elf *code; /* the probed object: instruction bytes, through its program headers */
-	bool x86_64;
+	enum gil_arch arch; /* of the code: x86-64 and AArch64 are followed */
 	struct sites entries, exits;
 	struct ranges copies[GIL_FN_NR]; /* every probed copy's ranges, per function */
 	Dwarf_Die cu;
@@ -407,7 +407,7 @@ static int range_exits(struct walk *w, const struct ranges *r, const struct rang
 	struct gil_insn in;
 	uint64_t start, pos;
 
-	if (!w->x86_64 || !row_at_or_below(w, lo, &start) || lo - start > MAX_SYNC ||
+	if (w->arch == GIL_ARCH_OTHER || !row_at_or_below(w, lo, &start) || lo - start > MAX_SYNC ||
 	    hi - start > MAX_SCAN)
 		return 1;
 	code = code_bytes(w, start, hi - start);
@@ -416,12 +416,12 @@ static int range_exits(struct walk *w, const struct ranges *r, const struct rang
 	/* Decoding stops exactly at @lo and at @hi, or the instruction stream is not the one
 	 * the line table describes: give up rather than guess. */
 	for (pos = start; pos < lo; pos += in.len)
-		if (gil_x86_64_decode(code + (pos - start), hi - pos, pos, &in))
+		if (gil_insn_decode(w->arch, code + (pos - start), hi - pos, pos, &in))
 			return 1;
 	if (pos != lo)
 		return 1;
 	for (; pos < hi; pos += in.len) {
-		if (gil_x86_64_decode(code + (pos - start), hi - pos, pos, &in))
+		if (gil_insn_decode(w->arch, code + (pos - start), hi - pos, pos, &in))
 			return 1;
 		if ((in.flow == GIL_INSN_BRANCH || in.flow == GIL_INSN_JUMP) &&
 		    !in_ranges(r, in.target) && push_addr(cand, in.target))
@@ -629,7 +629,6 @@ static void walk_release(struct walk *w)
 int gil_dwarf_read(Elf *elf, Elf *code, struct gil_dwarf **out, char *err, size_t errlen)
 {
 	struct walk w = { 0 };
-	GElf_Ehdr eh;
 	struct scope sc = { 0 };
 	Dwarf_Off off = 0, next;
 	size_t hsize;
@@ -642,7 +641,7 @@ int gil_dwarf_read(Elf *elf, Elf *code, struct gil_dwarf **out, char *err, size_
 		goto out;
 	w.dw->supported = true;
 	w.code = code;
-	w.x86_64 = code && gelf_getehdr(code, &eh) && eh.e_machine == EM_X86_64;
+	w.arch = gil_arch_of(code);
 	dbg = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!dbg) {
 		ret = 0; /* no DWARF in this file */

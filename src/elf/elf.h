@@ -27,6 +27,16 @@ struct gil_elf {
 	void *image; /* owned buffer behind elf_memory(), else NULL */
 };
 
+/* The instruction sets whose code giltrace follows (x86insn.c, a64insn.c). */
+enum gil_arch {
+	GIL_ARCH_OTHER = 0,
+	GIL_ARCH_X86_64,
+	GIL_ARCH_AARCH64,
+};
+
+/** gil_arch_of - the instruction set of @elf (64-bit little-endian only; a64insn.c). */
+enum gil_arch gil_arch_of(Elf *elf);
+
 /**
  * gil_elf_open - open the ELF file at @path for reading. The path is opened O_PATH first and
  * fstat must say regular file before the file is opened for reading (through /proc/self/fd,

@@ -27,6 +27,7 @@ struct scan {
 	Elf *obj; /* the probed object: its program headers decide every offset */
 	uint64_t obj_size;
 	bool x86_64;
+	bool aarch64;
 	bool capi; /* the object exports the C API (PyEval_SaveThread): worth reading DWARF */
 	bool dwarf_done; /* DWARF was read (from the object or a debug file) */
 	bool stripped; /* the object has no .symtab */

@@ -114,12 +114,24 @@ static int add_site(struct scan *sc, const struct gil_site *tmpl)
  * endbr64 (x86-64 -fcf-protection), which the kernel single-steps at four times the cost of
  * the push that follows. Calls land on the entry and run endbr64 as a no-op, so a probe
  * after it sees every call, and the return address is still at the top of the stack.
+ * On AArch64 a `bti c` (or `bti jc`) landing pad is stepped over the same way, and the link
+ * register is untouched there; a `paciasp` after it is not: the return probe must replace
+ * the return address before it is signed, or the function's `autiasp` would fault.
  */
 static unsigned int entry_skip(const struct scan *sc, uint64_t offset, uint64_t size)
 {
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const unsigned char bti_c[4] = { 0x5f, 0x24, 0x03, 0xd5 };
+	static const unsigned char bti_jc[4] = { 0xdf, 0x24, 0x03, 0xd5 };
 	Elf_Data *d;
 
+	if (sc->aarch64 && size > 4) {
+		d = elf_getdata_rawchunk(sc->obj, (int64_t)offset, 4, ELF_T_BYTE);
+		if (d && d->d_size == 4 &&
+		    (!memcmp(d->d_buf, bti_c, 4) || !memcmp(d->d_buf, bti_jc, 4)))
+			return 4;
+		return 0;
+	}
 	if (!sc->x86_64 || size <= sizeof(endbr64))
 		return 0;
 	d = elf_getdata_rawchunk(sc->obj, (int64_t)offset, sizeof(endbr64), ELF_T_BYTE);

@@ -166,6 +166,7 @@ int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char
 	sc.obj = obj->elf;
 	sc.obj_size = obj->size;
 	sc.x86_64 = gelf_getehdr(obj->elf, &eh) && eh.e_machine == EM_X86_64;
+	sc.aarch64 = gelf_getehdr(obj->elf, &eh) && eh.e_machine == EM_AARCH64;
 	sc.debuginfod = flags & GIL_SYMS_DEBUGINFOD;
 	gil_version_from_name(path, sc.version, sizeof(sc.version));
 	syms->kind = gil_classify(&sc);

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elf.h"
+
 enum gil_insn_flow {
 	GIL_INSN_NEXT = 0, /* goes on to the next instruction */
 	GIL_INSN_BRANCH, /* conditional relative branch: to target, or to the next instruction */
@@ -34,5 +36,16 @@ struct gil_insn {
  * instruction this decoder knows (or run past @avail): the caller must then give up, not skip.
  */
 int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_insn *insn);
+
+/**
+ * gil_a64_decode - the AArch64 instruction at @p (a64insn.c): 4 bytes, its branch target; an
+ * ADRP's page address in @insn->imm. -1 for a misaligned address or an unknown branch form.
+ */
+int gil_a64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_insn *insn);
+
+/** gil_insn_decode - the instruction at @p in @arch's set; -1 for another architecture. */
+int gil_insn_decode(enum gil_arch arch, const uint8_t *p, size_t avail, uint64_t addr,
+		    struct gil_insn *insn);
+
 
 #endif /* GIL_X86INSN_H */

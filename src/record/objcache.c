@@ -180,6 +180,7 @@ static struct json_object *layout_json(const struct gil_layout *l)
 	LAYOUT_I64(PUT)
 #undef PUT
 	json_object_object_add(o, "version", json_object_new_int(l->version));
+	json_object_object_add(o, "arch", json_object_new_int(l->arch));
 	json_object_object_add(o, "frame", json_object_new_int(l->frame));
 	json_object_object_add(o, "code_tagged", json_object_new_boolean(l->code_tagged));
 	json_object_object_add(o, "qualname", json_object_new_boolean(l->qualname));
@@ -250,6 +251,7 @@ static void layout_from(struct json_object *o, struct gil_layout *l, bool *ok)
 	LAYOUT_I64(GET)
 #undef GET
 	l->version = (int)geti(o, "version", ok);
+	l->arch = (int)geti(o, "arch", ok);
 	l->frame = (enum gil_frame_model)geti(o, "frame", ok);
 	l->code_tagged = geti(o, "code_tagged", ok);
 	l->qualname = geti(o, "qualname", ok);

@@ -1367,6 +1367,50 @@ static void test_debian_python311(void **state)
 /* ---- x86-64 decoding ---------------------------------------------------------------------- */
 
 /* Encodings taken from objdump -d of python3.11, libpython3.13 and libc on this machine. */
+/* AArch64: every branch form's flow and target, the ADRP page, and misalignment refused. */
+static void test_a64_decode(void **state)
+{
+	static const struct {
+		uint32_t w;
+		enum gil_insn_flow flow;
+		uint64_t target;
+	} cases[] = {
+		{ 0x94000010, GIL_INSN_CALL, 0x1040 }, /* bl +0x40 */
+		{ 0x17ffffff, GIL_INSN_JUMP, 0xffc }, /* b -4 */
+		{ 0x54000061, GIL_INSN_BRANCH, 0x100c }, /* b.ne +12 */
+		{ 0xb4000040, GIL_INSN_BRANCH, 0x1008 }, /* cbz x0, +8 */
+		{ 0x37000080, GIL_INSN_BRANCH, 0x1010 }, /* tbnz w0, #0, +16 */
+		{ 0xd65f03c0, GIL_INSN_STOP, 0 }, /* ret */
+		{ 0xd65f0bff, GIL_INSN_STOP, 0 }, /* retaa */
+		{ 0xd61f0200, GIL_INSN_INDIRECT, 0 }, /* br x16 */
+		{ 0xd63f0200, GIL_INSN_CALL, 0 }, /* blr x16 */
+		{ 0xd503233f, GIL_INSN_NEXT, 0 }, /* paciasp */
+		{ 0xd503245f, GIL_INSN_NEXT, 0 }, /* bti c */
+		{ 0xd4200000, GIL_INSN_STOP, 0 }, /* brk #0 */
+		{ 0xf9400000, GIL_INSN_NEXT, 0 }, /* ldr x0, [x0] */
+	};
+	struct gil_insn in;
+	uint8_t b[4];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		b[0] = cases[i].w & 0xff;
+		b[1] = (cases[i].w >> 8) & 0xff;
+		b[2] = (cases[i].w >> 16) & 0xff;
+		b[3] = cases[i].w >> 24;
+		assert_int_equal(gil_a64_decode(b, 4, 0x1000, &in), 0);
+		assert_int_equal(in.len, 4);
+		assert_int_equal(in.flow, cases[i].flow);
+		assert_int_equal(in.target, cases[i].target);
+	}
+	b[0] = 0x10, b[1] = 0, b[2] = 0, b[3] = 0x90; /* adrp x16, . */
+	assert_int_equal(gil_a64_decode(b, 4, 0x1234 & ~3ull, &in), 0);
+	assert_int_equal(in.imm, 0x1000);
+	assert_int_equal(gil_a64_decode(b, 4, 0x1002, &in), -1); /* misaligned */
+	assert_int_equal(gil_a64_decode(b, 3, 0x1000, &in), -1); /* short */
+}
+
 static void test_x86_decode(void **state)
 {
 	static const struct {
@@ -2063,6 +2107,7 @@ int main(void)
 		cmocka_unit_test(test_debian_python311),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_x86_decode),
+		cmocka_unit_test(test_a64_decode),
 		cmocka_unit_test(test_endbr64),
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_fallback),

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * AArch64 control flow, enough to follow the code of an inlined copy of drop_gil from one
+ * line-table row to the end of its range and see where control leaves it (x86insn.c's job on
+ * x86-64). Instructions are 4 bytes, little-endian, aligned: what is not a branch goes on to
+ * the next one. Literal pools would be data in the stream, but GCC and Clang put none in .text
+ * on AArch64 (jump tables live in .rodata), and a line-table row starts every range we walk.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "x86insn.h"
+
+static int64_t sext(uint32_t v, unsigned int bits)
+{
+	uint64_t m = 1ull << (bits - 1);
+
+	return (int64_t)((v ^ m) - m);
+}
+
+int gil_a64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_insn *insn)
+{
+	uint32_t w;
+
+	if (avail < 4 || (addr & 3))
+		return -1;
+	w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	insn->len = 4;
+	insn->flow = GIL_INSN_NEXT;
+	insn->target = 0;
+	insn->riprel = 0;
+	insn->imm = 0;
+	if ((w & 0x7c000000) == 0x14000000) {
+		/* B / BL imm26 */
+		insn->flow = (w & 0x80000000) ? GIL_INSN_CALL : GIL_INSN_JUMP;
+		insn->target = addr + (uint64_t)(sext(w & 0x03ffffff, 26) * 4);
+	} else if ((w & 0xff000000) == 0x54000000) {
+		/* B.cond / BC.cond imm19 (condition AL/NV still branches: taken as conditional) */
+		insn->flow = GIL_INSN_BRANCH;
+		insn->target = addr + (uint64_t)(sext((w >> 5) & 0x7ffff, 19) * 4);
+	} else if ((w & 0x7e000000) == 0x34000000) {
+		/* CBZ / CBNZ imm19 */
+		insn->flow = GIL_INSN_BRANCH;
+		insn->target = addr + (uint64_t)(sext((w >> 5) & 0x7ffff, 19) * 4);
+	} else if ((w & 0x7e000000) == 0x36000000) {
+		/* TBZ / TBNZ imm14 */
+		insn->flow = GIL_INSN_BRANCH;
+		insn->target = addr + (uint64_t)(sext((w >> 5) & 0x3fff, 14) * 4);
+	} else if ((w & 0xfe000000) == 0xd6000000) {
+		/* branch to a register: BR, BLR, RET, ERET, DRPS and their pointer-auth forms */
+		switch ((w >> 21) & 0xf) {
+		case 0:
+		case 8: /* BRAA, BRAB (key in bit 24's group) */
+			insn->flow = GIL_INSN_INDIRECT;
+			break;
+		case 1:
+		case 9: /* BLRAA, BLRAB */
+			insn->flow = GIL_INSN_CALL;
+			break;
+		case 2: /* RET, RETAA, RETAB */
+		case 4: /* ERET */
+		case 5: /* DRPS */
+			insn->flow = GIL_INSN_STOP;
+			break;
+		default:
+			return -1;
+		}
+	} else if ((w & 0xffe0001f) == 0xd4200000 || (w & 0xffe0001f) == 0xd4400000 ||
+		   (w & 0xffff0000) == 0) {
+		/* BRK, HLT, UDF: the next instruction is not reached from here */
+		insn->flow = GIL_INSN_STOP;
+	} else if ((w & 0x9f000000) == 0x90000000) {
+		/* ADRP: the 4 KiB page of an address, which an ADD or LDR then completes */
+		insn->imm = (addr & ~0xfffull) +
+			    (uint64_t)(sext(((w >> 29) & 3) | ((w >> 5) & 0x7ffff) << 2, 21) << 12);
+	}
+	return 0;
+}
+
+int gil_insn_decode(enum gil_arch arch, const uint8_t *p, size_t avail, uint64_t addr,
+		    struct gil_insn *insn)
+{
+	switch (arch) {
+	case GIL_ARCH_X86_64:
+		return gil_x86_64_decode(p, avail, addr, insn);
+	case GIL_ARCH_AARCH64:
+		return gil_a64_decode(p, avail, addr, insn);
+	default:
+		return -1;
+	}
+}
+
+enum gil_arch gil_arch_of(Elf *elf)
+{
+	GElf_Ehdr eh;
+
+	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return GIL_ARCH_OTHER;
+	return eh.e_machine == EM_X86_64 ? GIL_ARCH_X86_64 :
+	       eh.e_machine == EM_AARCH64 ? GIL_ARCH_AARCH64 : GIL_ARCH_OTHER;
+}
