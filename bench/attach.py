@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Benchmark: how long gil-record takes to attach, reading DWARF, and from the object cache.
+
+Usage: attach.py [--quick] [--reps N]
+
+For each interpreter with DWARF here (Debian's python3.11 with python3.11-dbg; Debian sid's
+3.13 - 3.15 with their -dbg files in the root tools/sid-root.sh builds, run in a container),
+a process waiting on stdin is recorded with `gil-record --pid P --duration 0.2`; the time is
+from starting gil-record to its "recording" line, which it prints once every probe is on.
+"cold" empties the object cache first (DWARF is read), "cached" attaches again. Medians over
+the reps, cold and cached alternating; the ratio is cold / cached of the same rep.
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+top = os.environ.get("top_srcdir", os.path.dirname(here))
+sys.path.insert(0, os.path.join(top, "tests", "integration"))
+from sidroot import SID_PYTHONS, SID_ROOT, SidWorkload  # noqa: E402
+from distrolib import debian_python  # noqa: E402
+from giltest import GIL_RECORD, Workload  # noqa: E402
+
+
+def attach_seconds(pid, cache):
+    env = dict(os.environ, GIL_OBJECT_CACHE=cache)
+    t0 = time.monotonic()
+    p = subprocess.Popen([GIL_RECORD, "--pid", str(pid), "--duration", "0.2", "--output-dir",
+                          tempfile.mkdtemp(prefix="gilattach-")], stderr=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, text=True, env=env)
+    took = None
+    for line in p.stderr:
+        if "recording" in line and took is None:
+            took = time.monotonic() - t0
+    p.wait()
+    if p.returncode != 0 or took is None:
+        raise SystemExit("gil-record --pid %d failed (%d)" % (pid, p.returncode))
+    return took
+
+
+def measure(label, start, reps, rows):
+    cache = tempfile.mkdtemp(prefix="gilcache-")
+    os.chmod(cache, 0o700)
+    cold, warm, ratio = [], [], []
+    w = start()
+    try:
+        for _ in range(reps):
+            shutil.rmtree(os.path.join(cache, "objects"), ignore_errors=True)
+            c = attach_seconds(w.pid, os.path.join(cache, "objects"))
+            h = attach_seconds(w.pid, os.path.join(cache, "objects"))
+            cold.append(c)
+            warm.append(h)
+            ratio.append(c / h)
+    finally:
+        w.kill()
+        shutil.rmtree(cache, ignore_errors=True)
+    rows.append("| %s | %.2f s | %.2f s | %.1fx |" % (label, statistics.median(cold),
+                                                     statistics.median(warm),
+                                                     statistics.median(ratio)))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--reps", type=int, default=3)
+    a = ap.parse_args()
+    reps = 1 if a.quick else a.reps
+    rows = ["| interpreter | cold (reads DWARF) | cached | cold / cached |", "|---|---|---|---|"]
+    debian = debian_python(dbg=True)
+    if debian:
+        measure("Debian %s + python3.11-dbg" % os.path.basename(debian),
+                lambda: Workload(debian, "ctypes_calls.py", 1), reps, rows)
+    if not a.quick and os.path.exists(SID_ROOT + ".stamp"):
+        for ver in SID_PYTHONS:
+            measure("sid python%s + -dbg" % ver,
+                    lambda: SidWorkload(SID_ROOT, "/usr/bin/python%s" % ver, "ctypes_calls.py", 1),
+                    reps, rows)
+    print("### Attach time\n")
+    print("\n".join(rows))
+    print()
+
+
+if __name__ == "__main__":
+    main()
