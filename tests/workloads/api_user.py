@@ -6,6 +6,7 @@ names: one that ends while recording, one alive until after stop, one started wh
 and alive at stop, one started and ended while recording).
 Prints 'ok <json>' or 'error <message>'."""
 import ctypes
+import platform
 import json
 import os
 import sys
@@ -14,6 +15,8 @@ import time
 
 from gil_trace_record import GilTraceError, gil_trace_record, gil_trace_record_start, gil_trace_record_stop
 
+SYS_gettid = {"x86_64": 186, "aarch64": 178}[platform.machine()]
+
 outdir, mode = sys.argv[1], sys.argv[2]
 sibling = int(sys.argv[3]) if len(sys.argv) > 3 else None
 libc = ctypes.CDLL(None)
@@ -21,7 +24,7 @@ N = 300
 
 
 def work(tids):
-    tids.append(libc.syscall(186))
+    tids.append(libc.syscall(SYS_gettid))
     for _ in range(N):
         libc.getppid()
 
@@ -61,7 +64,7 @@ try:
         release, started = threading.Event(), threading.Event()
 
         def named(key, wait):
-            ids[key] = libc.syscall(186)
+            ids[key] = libc.syscall(SYS_gettid)
             started.wait()
             for _ in range(N):
                 libc.getppid()
@@ -81,7 +84,7 @@ try:
         brief.start()
         brief.join()
         time.sleep(0.3)
-        ids["main"] = libc.syscall(186)
+        ids["main"] = libc.syscall(SYS_gettid)
         gil_trace_record_stop()
         release.set()
         lasting.join()

@@ -6,10 +6,13 @@ two spin in Busy.spin(), one sleeps in schläfer() (a name that is not ASCII). P
 The main thread feeds the pipe from feed().
 """
 import ctypes
+import platform
 import os
 import sys
 import threading
 import time
+
+SYS_gettid = {"x86_64": 186, "aarch64": 178}[platform.machine()]
 
 libc = ctypes.CDLL(None)
 seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
@@ -20,7 +23,7 @@ started = threading.Barrier(6)
 
 def register(role):
     """Outside the measured functions: the ctypes call and the barrier release the GIL too."""
-    tids[role] = libc.syscall(186)
+    tids[role] = libc.syscall(SYS_gettid)
     started.wait()
 
 

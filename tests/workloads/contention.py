@@ -4,10 +4,13 @@ Usage: contention.py [THREADS] [SECONDS]. Prints 'ready <pid>', waits for a line
 prints 'done <tid> <tid>...', waits for stdin to close, exits.
 """
 import ctypes
+import platform
 import os
 import sys
 import threading
 import time
+
+SYS_gettid = {"x86_64": 186, "aarch64": 178}[platform.machine()]
 
 libc = ctypes.CDLL(None)
 nthreads = int(sys.argv[1]) if len(sys.argv) > 1 else 4
@@ -17,7 +20,7 @@ start = threading.Event()
 
 
 def spin():
-    tids.append(libc.syscall(186))
+    tids.append(libc.syscall(SYS_gettid))
     start.wait()
     end = time.time() + seconds
     x = 0

@@ -5,11 +5,13 @@ Protocol: prints 'ready <pid>', waits for a line, makes the calls, prints 'done 
 waits for stdin to close, exits. Runs on Python 3.6 and later.
 """
 import ctypes
+import platform
 import os
 import sys
 
+SYS_gettid = {"x86_64": 186, "aarch64": 178}[platform.machine()]
+
 libc = ctypes.CDLL(None, use_errno=True)
-SYS_gettid = 186  # x86_64
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 held = open(sys.argv[3], "rb") if sys.argv[2:3] == ["--hold"] else None
 tid = libc.syscall(SYS_gettid)

@@ -6,11 +6,13 @@ line, makes the calls, prints 'done <tid> <n> tag=<f_executable & 3 of calls()'s
 waits for stdin to close, exits.
 """
 import ctypes
+import platform
 import os
 import sys
 
+SYS_gettid = {"x86_64": 186, "aarch64": 178}[platform.machine()]
+
 libc = ctypes.CDLL(None, use_errno=True)
-SYS_gettid = 186  # x86_64
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 getppid = libc.getppid
 
