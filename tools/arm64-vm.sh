@@ -450,7 +450,10 @@ run_vm() {
 	[ -f "$job/stderr" ] && cat "$job/stderr" >&2
 	if [ ! -f "$job/status" ]; then
 		tail -n 30 "$console" | sed 's/^/    /' >&2
-		[ $qrc -ne 124 ] || die "the VM timed out after $tmo s (GIL_ARM64_TIMEOUT); console: $console"
+		if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+			step "the VM timed out after $tmo s (GIL_ARM64_TIMEOUT) and was killed; console: $console"
+			exit 124
+		fi
 		die "the VM ended without the command's status (qemu exited $qrc); console: $console"
 	fi
 	rc=$(cat "$job/status")
