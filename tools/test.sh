@@ -16,6 +16,9 @@ if [ ! -e /sys/kernel/tracing/uprobe_events ]; then
 fi
 extra=${GIL_TEST_EXTRA:-}
 [ -n "$extra" ] || { [ "${CI:-}" = true ] && extra=1 || extra=0; }
+# The arm64 pass (tools/arm64-pass.sh: an emulated AArch64 VM): under CI, or GIL_TEST_ARM64=1.
+arm64=${GIL_TEST_ARM64:-}
+[ -n "$arm64" ] || { [ "${CI:-}" = true ] && arm64=1 || arm64=0; }
 
 pass=0 fail=0 skip=0
 # tally DIR LABEL: add up the results of the .trs files under DIR, show failures' logs.
@@ -72,6 +75,18 @@ if [ "$extra" = 1 ]; then
 		grep -v -e attribution.py -e statistics.py -e bench-smoke -e fuzz-smoke | tr '\n' ' ')
 	GIL_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 check "$san" "asan+ubsan: " TESTS="$san_tests"
 	rm -rf "$san"
+fi
+
+if [ "$arm64" = 1 ]; then
+	start=$(date +%s)
+	if CI=${CI:-} sh tools/arm64-pass.sh >tests/arm64-pass.log 2>&1; then
+		echo "PASS: arm64: tests/arm64/vm-pass ($(($(date +%s) - start)) s)"
+		pass=$((pass + 1))
+	else
+		echo "FAIL: arm64: tests/arm64/vm-pass ($(($(date +%s) - start)) s):"
+		sed 's/^/    /' tests/arm64-pass.log | tail -n 60
+		fail=$((fail + 1))
+	fi
 fi
 
 echo "$pass passed, $fail failed, $skip skipped"

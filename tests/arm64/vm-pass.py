@@ -1,0 +1,173 @@
+"""The arm64 pass, inside the emulated AArch64 VM (tools/arm64-pass.sh runs it there): Debian
+bookworm's arm64 python3.11, with python3.11-dbg and without, recorded by giltrace built for
+AArch64. Everything runs 10 - 30x slower than native here: the checks are about behaviour,
+never speed.
+
+1. N ctypes calls on the main thread: N to N+50 releases and takes, exact sites (the -dbg
+   file's take_gil/drop_gil and DWARF's inlined copies, their exits found by the AArch64
+   decoder: the releases end where drop_gil does, not at the thread's next event), entries
+   stepped past a `bti c` only, the Python function named on >= 90% of the releases.
+2. attribution.py's threads: two spinners contend (forced switches seen), a sleeper and a pipe
+   reader release voluntarily; each role's releases named and classed right on >= 90%.
+3. Launch mode: gil-record -- python3.11 -c ...: the command's exit status, the main thread
+   observed from its first interval (not begun before the probes), at least N releases (the
+   interpreter's start-up releases too).
+4. gil-convert on what was recorded: a Chrome trace with the main thread's N releases.
+5. /usr/lib/debug hidden (a private mount namespace): the honest fallback, said on screen.
+No probe group is left behind (checked after each).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from giltest import *  # noqa: E402,F401,F403
+
+PY = "/usr/bin/python3.11"
+N = 1000
+SLACK = 50
+FORCED, VOLUNTARY = 2, 1
+failures = []
+
+
+def record_pid(w, *extra):
+    rec = Recorder("--pid", w.pid, *extra)
+    w.go()
+    done = w.wait_done(timeout=600)
+    w.finish()
+    rc = rec.wait(timeout=600)
+    check(rc == 0, "gil-record exited %d: %s" % (rc, rec.err))
+    files = rec.files()
+    check(len(files) == 1, "expected one file, got %s" % files)
+    header, records, footer = read_recording(files[0])
+    check_no_probes()
+    return done, header, records, footer, rec.err, files[0]
+
+
+def fns_of(records):
+    return {r["fn"]["id"]: r["fn"] for r in records if isinstance(r, dict) and "fn" in r}
+
+
+check(os.uname().machine == "aarch64", "not on AArch64: %s" % os.uname().machine)
+require_kernel()
+check(os.access(PY, os.X_OK) and has_debug_symbols(PY), "%s with python3.11-dbg missing" % PY)
+
+# 1. exact sites, exits from the AArch64 decoder, functions named
+w = Workload(PY, "ctypes_calls.py", N)
+done, header, records, footer, err, path = record_pid(w)
+tid = int(done[0])
+drops, takes = intervals(records, tid, 2), intervals(records, tid, 0)
+methods = sorted(set(p["method"] for p in header["probes"]))
+exits = [p for p in header["probes"] if p["role"] == "exit"]
+log("ctypes: %d releases, %d takes of %d; sites %s, %d exit sites; skipped %s"
+    % (len(drops), len(takes), N, methods, len(exits),
+       sorted(set(p.get("skipped", 0) for p in header["probes"]))))
+for what, got in (("releases", drops), ("takes", takes)):
+    if not N <= len(got) <= N + SLACK:
+        failures.append("ctypes: %d %s for %d calls" % (len(got), what, N))
+if header.get("approximate") or "dwarf-inline" not in methods:
+    failures.append("ctypes: sites %s, approximate %s" % (methods, header.get("approximate")))
+if not exits:
+    failures.append("ctypes: no exit site of an inlined copy: the AArch64 decoder found none")
+if any(p.get("skipped", 0) not in (0, 4) for p in header["probes"]):
+    failures.append("ctypes: entries stepped past more than a bti: %s" % header["probes"])
+flagged = [r for r in records if isinstance(r, list) and r[0] == tid and r[4] & (F_RESYNC | F_LOST)]
+if len(flagged) > SLACK:
+    failures.append("ctypes: %d intervals flagged resync/lost" % len(flagged))
+fns = fns_of(records)
+named = sum(1 for r in drops if fns.get(r[5], {}).get("name") == "<module>")
+log("ctypes: %d of %d releases name <module>; attribution %s" % (named, len(drops),
+                                                                  header.get("attribution")))
+if named < 0.9 * len(drops):
+    failures.append("ctypes: only %d of %d releases name <module>: %s"
+                    % (named, len(drops), header.get("attribution")))
+ctypes_file = path
+
+# 4. gil-convert what was recorded, on AArch64 too
+out = os.path.join(tempfile.mkdtemp(prefix="gilconv-"), "trace.json")
+p = subprocess.run([GIL_CONVERT, "--input", ctypes_file, "--output", out], capture_output=True,
+                   text=True, timeout=600)
+if p.returncode != 0:
+    failures.append("gil-convert exited %d: %s" % (p.returncode, p.stderr))
+else:
+    with open(out) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    rel = [e for e in events if e.get("tid") == tid and e.get("ph") == "X" and
+           "drop" in (e.get("name", "") + e.get("cat", "")).lower()]
+    log("convert: %d events, %d release slices on the main thread" % (len(events), len(rel)))
+    if not N <= len(rel) <= N + SLACK:
+        failures.append("gil-convert: %d release slices on the main thread, want %d..%d"
+                        % (len(rel), N, N + SLACK))
+
+# 2. contention and classes
+w = Workload(PY, "attribution.py", 3.0)
+done, header, records, footer, err, _ = record_pid(w)
+tids = {role: int(t) for role, t in (kv.split("=") for kv in done)}
+fns = fns_of(records)
+want = {"spinner1": ("Busy.spin", FORCED), "spinner2": ("Busy.spin", FORCED),
+        "sleeper": ("sleeper", VOLUNTARY), "reader": ("reader", VOLUNTARY)}
+for role, (name, cls) in sorted(want.items()):
+    rs = [r for r in records if isinstance(r, list) and r[0] == tids[role] and r[1] == 2]
+    own = [r for r in rs if fns.get(r[5], {}).get("name") == name]
+    right = sum(1 for r in own if r[6] == cls)
+    log("roles: %s %d/%d/%d (right class / own function / releases)"
+        % (role, right, len(own), len(rs)))
+    if len(rs) < 5 or len(own) < 0.9 * len(rs) or right < 0.9 * len(own):
+        failures.append("roles: %s: %d right / %d own / %d releases" % (role, right, len(own),
+                                                                       len(rs)))
+
+# 3. launch mode
+calls = "import ctypes,sys\nl=ctypes.CDLL(None)\nfor i in range(%d): l.getppid()\nsys.exit(3)" % N
+outdir = tempfile.mkdtemp(prefix="gillaunch-")
+p = subprocess.run([GIL_RECORD, "--output-dir", outdir, "--", PY, "-c", calls],
+                   capture_output=True, text=True, timeout=900)
+files = sorted(os.path.join(outdir, f) for f in os.listdir(outdir))
+if p.returncode != 3 or len(files) != 1:
+    failures.append("launch: exit %d (want 3), files %s: %s" % (p.returncode, files,
+                                                                p.stderr[-400:]))
+else:
+    header, records, footer = read_recording(files[0])
+    main = header["pid"]
+    got = len(intervals(records, main, 2))
+    first = [r for r in records if isinstance(r, list) and r[0] == main][0]
+    log("launch: %d releases on the main thread, first interval %s" % (got, first))
+    if got < N or first[1] != 0 or first[4] & F_BEGIN_UNKNOWN or footer["reason"] != "exited":
+        failures.append("launch: %d releases (want >= %d), first interval %s, footer %s"
+                        % (got, N, first, footer))
+check_no_probes()
+
+# 5. no debug file: the same honest fallback as elsewhere
+hide = "mount -t tmpfs none /usr/lib/debug"
+w = subprocess.Popen(["unshare", "-m", "sh", "-c", '%s && exec "$@"' % hide, "sh", PY, "-u",
+                      os.path.join(WORKLOADS, "ctypes_calls.py"), str(N)],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+line = w.stdout.readline()
+check(line.startswith("ready "), "hidden: workload did not start: %r" % line)
+pid = int(line.split()[1])
+rec = Recorder("--pid", pid)
+w.stdin.write("go\n")
+w.stdin.flush()
+w.stdout.readline()
+w.stdin.close()
+w.wait(600)
+rc = rec.wait(timeout=600)
+files = rec.files()
+if rc != 0 or len(files) != 1:
+    failures.append("hidden: gil-record exited %d, files %s: %s" % (rc, files, rec.err))
+else:
+    header = read_recording(files[0])[0]
+    log("hidden: approximate %s, reason %s" % (header.get("approximate"),
+                                               header.get("approximate_reason")))
+    if not header.get("approximate") or "python3.11-dbg" not in header.get("approximate_reason", ""):
+        failures.append("hidden: no honest fallback: %s" % header.get("approximate_reason"))
+    if not re.search(r"warning: process %d: releases are approximate" % pid, rec.err):
+        failures.append("hidden: not said on screen: %r" % rec.err)
+check_no_probes()
+
+if failures:
+    fail("; ".join(failures))
+log("PASS: arm64 pass")
