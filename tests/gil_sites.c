@@ -31,10 +31,11 @@ int main(int argc, char **argv)
 		const struct gil_site *s = &syms->sites[i];
 
 		printf("{\"fn\": \"%s\", \"symbol\": \"%s\", \"role\": \"%s\", \"address\": %llu, "
-		       "\"skipped\": %u, \"size\": %llu, \"method\": \"%s\", \"host\": %d}\n",
+		       "\"offset\": %llu, \"skipped\": %u, \"size\": %llu, \"method\": \"%s\", "
+		       "\"host\": %d}\n",
 		       gil_fn_name(s->fn), s->symbol, s->role == GIL_SITE_ENTRY ? "entry" : "exit",
-		       (unsigned long long)s->addr, s->skipped, (unsigned long long)s->size,
-		       s->method, (int)s->host);
+		       (unsigned long long)s->addr, (unsigned long long)s->offset, s->skipped,
+		       (unsigned long long)s->size, s->method, (int)s->host);
 	}
 	printf("{\"approximate\": %s, \"version\": \"%s\", \"reason\": \"%s\"}\n",
 	       syms->approximate ? "true" : "false", syms->version,

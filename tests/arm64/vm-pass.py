@@ -3,6 +3,11 @@ bookworm's arm64 python3.11, with python3.11-dbg and without, recorded by giltra
 AArch64. Everything runs 10 - 30x slower than native here: the checks are about behaviour,
 never speed.
 
+0. BTI and pointer authentication at entries: a library built with -mbranch-protection=standard
+   has take_gil starting with `bti c` (stepped over: probed 4 bytes in) and drop_gil with
+   `paciasp` (probed at the entry, never after it: a return probe must replace the return
+   address before it is signed). Entry and return probes at those sites count every call, and
+   the program runs to its end (-cpu max has both features on).
 1. N ctypes calls on the main thread: N to N+50 releases and takes, exact sites (the -dbg
    file's take_gil/drop_gil and DWARF's inlined copies, their exits found by the AArch64
    decoder: the releases end where drop_gil does, not at the thread's next event), entries
@@ -54,6 +59,86 @@ def fns_of(records):
 check(os.uname().machine == "aarch64", "not on AArch64: %s" % os.uname().machine)
 require_kernel()
 check(os.access(PY, os.X_OK) and has_debug_symbols(PY), "%s with python3.11-dbg missing" % PY)
+
+# 0. bti c / paciasp entries
+LIB_C = '''__attribute__((noinline)) int take_gil(int *p) { return ++*p; }
+__attribute__((noinline)) int other(int *p) { return *p * 3; }
+int drop_gil(int *p) { return other(p) + take_gil(p); }
+'''
+MAIN_C = '''#include <stdio.h>
+#include <stdlib.h>
+int drop_gil(int *p);
+int main(int argc, char **argv) { int x = 0, i, n = atoi(argv[1]);
+for (i = 0; i < n; i++) drop_gil(&x); printf("%d\\n", x); return 0; }
+'''
+CALLS = 200
+UPROBES = "/sys/kernel/tracing/uprobe_events"
+bti = tempfile.mkdtemp(prefix="gilbti-")
+for name, text in (("lib.c", LIB_C), ("main.c", MAIN_C)):
+    with open(os.path.join(bti, name), "w") as f:
+        f.write(text)
+lib = os.path.join(bti, "libgilbti.so")
+subprocess.check_call(["gcc", "-O2", "-fPIC", "-shared", "-mbranch-protection=standard", "-o",
+                       lib, os.path.join(bti, "lib.c")])
+subprocess.check_call(["gcc", "-O2", "-mbranch-protection=standard", "-o",
+                       os.path.join(bti, "main"), os.path.join(bti, "main.c"), "-L" + bti,
+                       "-lgilbti", "-Wl,-rpath," + bti])
+out = subprocess.run([os.path.join(TOP_BUILDDIR, "tests", "gil_sites"), lib],
+                     capture_output=True, text=True, check=True).stdout.splitlines()
+sites = {s["fn"]: s for s in (json.loads(l) for l in out[:-1])}
+log("bti: sites %s" % sites)
+if sites.get("take_gil", {}).get("skipped") != 4 or sites.get("drop_gil", {}).get("skipped") != 0:
+    failures.append("bti: take_gil (bti c) must be probed 4 bytes in, drop_gil (paciasp) at its "
+                    "entry: %s" % sites)
+
+
+def uprobe_write(line):
+    """One command to uprobe_events, in one write(); the kernel's error_log on failure."""
+    fd = os.open(UPROBES, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, (line + "\n").encode())
+    except OSError as e:
+        with open("/sys/kernel/tracing/error_log") as f:
+            fail("%r: %s: %s" % (line, e, f.read()[-400:]))
+    finally:
+        os.close(fd)
+
+
+def run_probed(probes):
+    """Run main CALLS times with @probes [(name, 'p'|'r', offset)]: (exit status, hits)."""
+    made = []
+    try:
+        for name, kind, off in probes:
+            uprobe_write("%s:gilbti/%s %s:0x%x" % (kind, name, lib, off))
+            made.append(name)
+        with open("/sys/kernel/tracing/events/gilbti/enable", "w") as f:
+            f.write("1")
+        open("/sys/kernel/tracing/trace", "w").close()
+        rc = subprocess.call([os.path.join(bti, "main"), str(CALLS)], stdout=subprocess.DEVNULL)
+        with open("/sys/kernel/tracing/events/gilbti/enable", "w") as f:
+            f.write("0")
+        with open("/sys/kernel/tracing/trace") as f:
+            text = f.read()
+        hits = {name: len(re.findall(r" %s: " % name, text)) for name, _, _ in probes}
+    finally:
+        if os.path.exists("/sys/kernel/tracing/events/gilbti/enable"):
+            with open("/sys/kernel/tracing/events/gilbti/enable", "w") as f:
+                f.write("0")
+        for name in made:
+            uprobe_write("-:gilbti/%s" % name)
+    return rc, hits
+
+
+if "take_gil" in sites and "drop_gil" in sites:
+    t, d = sites["take_gil"]["offset"], sites["drop_gil"]["offset"]
+    rc, hits = run_probed([("take", "p", t), ("take_ret", "r", t), ("drop", "p", d),
+                           ("drop_ret", "r", d)])
+    log("bti: exit %d, hits %s for %d calls" % (rc, hits, CALLS))
+    if rc != 0 or any(n != CALLS for n in hits.values()):
+        failures.append("bti: exit %d, hits %s, want %d each" % (rc, hits, CALLS))
+    # what the rule prevents: a return probe after paciasp returns to an unsigned address
+    rc, hits = run_probed([("after_pac", "r", d + 4)])
+    log("bti: a return probe after paciasp: exit %d (%s)" % (rc, "killed" if rc < 0 else "ran"))
 
 # 1. exact sites, exits from the AArch64 decoder, functions named
 w = Workload(PY, "ctypes_calls.py", N)
