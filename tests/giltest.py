@@ -38,6 +38,8 @@ def _scratch():
 
 
 SCRATCH = _scratch()
+# gil-record's object cache (objcache.c): one per test, so that no test sees another's entries
+os.environ.setdefault("GIL_OBJECT_CACHE", os.path.join(SCRATCH, "objects"))
 
 
 def log(*a):

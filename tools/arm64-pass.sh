@@ -8,7 +8,7 @@
 # The build is a cross build on the host (gcc-aarch64-linux-gnu, installed when missing, with
 # the VM's root as the sysroot: its -dev packages are the arm64 libraries): compiling under
 # emulation would take most of the pass. It is made in the VM root's copy of the tree
-# ($GIL_ARM64_DIR/root/build/giltrace), kept between runs so only what changed is rebuilt. In
+# ($GIL_ARM64_DIR/root/build/giltrace-pass), kept between runs so only what changed is rebuilt. In
 # the VM the host's path of that copy is made to resolve (a symlink on a tmpfs), so libtool's
 # wrappers find their libraries. Exit status: the pass's (tools/arm64-vm.sh's, 124 on timeout).
 set -eu
@@ -16,7 +16,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${GIL_ARM64_DIR:-/var/cache/giltrace/arm64}
 case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
 root=$dir/root
-tree=$root/build/giltrace
+# not the tree tools/arm64-vm.sh run copies to (/build/giltrace): a run of its own may use that
+tree=$root/build/giltrace-pass
 
 say() { echo "arm64-pass: $*" >&2; }
 

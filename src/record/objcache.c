@@ -306,6 +306,14 @@ void rec_objcache_store(struct object *o, const char *root, bool attribution)
 	if (!syms || !syms->dwarf_from || !syms->build_id[0] || (attribution && !o->attrib) ||
 	    !entry_name(syms->build_id, name, sizeof(name)) || !gelf_getehdr(o->elf.elf, &eh))
 		return;
+	/*
+	 * A file fetched from a debuginfod server lives in its client's cache, which the
+	 * environment chooses (DEBUGINFOD_CACHE_PATH) and --no-debuginfod forbids: keep nothing
+	 * read from it, the client's cache already makes the next fetch quick.
+	 */
+	for (i = 0; i < syms->nr_sites; i++)
+		if (!strcmp(syms->sites[i].method, "debuginfod"))
+			return;
 	dfd = open_dir(true);
 	if (dfd < 0)
 		return;

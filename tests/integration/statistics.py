@@ -273,7 +273,11 @@ def check_outputs(label, path, failures):
             failures.append("%s: %d of %d slices name a function" % (label, len(with_fn), len(xs)))
         forced = [e for e in xs if e["name"] == "drop_gil" and
                   e.get("args", {}).get("release") == "forced"]
-        if not forced or any("spin" not in e["args"].get("function", "") for e in forced):
+        # a thread starting up runs Python in threading.py too, where a drop request can
+        # reach it (seen on a loaded machine): forced there is right, anywhere else not
+        if not forced or any("spin" not in e["args"].get("function", "") and
+                             not e["args"].get("file", "").endswith("/threading.py")
+                             for e in forced):
             failures.append("%s: forced releases outside the spinners: %s" % (label, forced[:2]))
         for needle in ("GIL statistics:", "Python functions by GIL held time:",
                        "Hand-offs", "Longest holds", "spin"):
