@@ -64,8 +64,13 @@ static void usage(FILE *f)
 		"  -o, --output-dir DIR     where files go (default $SYSTRACE_DUMP_PATH/GIL,\n"
 		"                           else /home/sysTrace/GIL)\n"
 		"  -m, --mmap-pages PAGES   ring buffer pages per CPU, a power of two (default 1024)\n"
-		"      --no-attribution     do not record the Python function and the reason (forced\n"
-		"                           or voluntary) at each take_gil and drop_gil\n"
+		"      --attribution=MODE   how the Python function and the release reason (forced\n"
+		"                           or voluntary) are read: fast (default: the probes read\n"
+		"                           the code object's address at drop_gil, names are read\n"
+		"                           from the process once per object), full (names read by\n"
+		"                           the probes at every take_gil and drop_gil: costlier,\n"
+		"                           independent of the process's later memory), none\n"
+		"      --no-attribution     the same as --attribution=none\n"
 		"      --no-debuginfod      never fetch a missing debug file from the servers in\n"
 		"                           DEBUGINFOD_URLS (by default they are asked, by build-id)\n"
 		"      --as-root            under sudo, run COMMAND as root (default: as the user\n"
@@ -263,6 +268,7 @@ int main(int argc, char **argv)
 		{ "as-root", no_argument, NULL, 'R' },
 		{ "accelerator-only", no_argument, NULL, 'a' },
 		{ "no-attribution", no_argument, NULL, 'N' },
+		{ "attribution", required_argument, NULL, 'A' },
 		{ "no-debuginfod", no_argument, NULL, 'D' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -324,6 +330,16 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			opts.no_attribution = true;
+			break;
+		case 'A':
+			opts.no_attribution = !strcmp(optarg, "none");
+			if (!strcmp(optarg, "fast") || opts.no_attribution)
+				opts.attribution = GIL_ATTRIBUTION_FAST;
+			else if (!strcmp(optarg, "full"))
+				opts.attribution = GIL_ATTRIBUTION_FULL;
+			else
+				return bad_usage("invalid --attribution value '%s': give fast, full or none",
+						 optarg);
 			break;
 		case 'D':
 			opts.no_debuginfod = true;

@@ -128,10 +128,8 @@ int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_
 		if (s->role != GIL_SITE_ENTRY)
 			continue;
 		if (abi_fallback(a, s, obj, &ts, &req, &delta)) {
-			a->sites[i].fetchargs = attrib_build_fetchargs(&a->layout, &ts, &req,
-								       s->fn == GIL_FN_DROP, delta,
-								       &a->sites[i].why);
-			if (!a->sites[i].fetchargs && !a->sites[i].why)
+			if (attrib_build_fetchargs(&a->layout, &ts, &req, s->fn == GIL_FN_DROP,
+						   delta, false, &a->sites[i]) < 0)
 				return -1;
 			continue;
 		}
@@ -145,14 +143,8 @@ int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_
 			continue;
 		}
 		/* found from the code: a clone's registers may differ, so check the type too */
-		a->sites[i].fetchargs =
-			!strcmp(s->method, "callgraph") ?
-				attrib_build_fetchargs_checked(&a->layout, &ts, &req,
-							       s->fn == GIL_FN_DROP, 0,
-							       &a->sites[i].why) :
-				attrib_build_fetchargs(&a->layout, &ts, &req, s->fn == GIL_FN_DROP,
-						       0, &a->sites[i].why);
-		if (!a->sites[i].fetchargs && !a->sites[i].why)
+		if (attrib_build_fetchargs(&a->layout, &ts, &req, s->fn == GIL_FN_DROP, 0,
+					   !strcmp(s->method, "callgraph"), &a->sites[i]) < 0)
 			return -1;
 	}
 	return 0;

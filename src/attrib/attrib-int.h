@@ -46,23 +46,20 @@ const char *attrib_reg_name(int arch, int reg);
 int attrib_arg_reg(int arch, int i);
 
 /**
- * attrib_build_fetchargs - the fetchargs of one entry site: @ts is where the thread state is,
- * @req where the argument holding the drop request is (drop_gil only; kind L_NONE: no class),
- * @delta maps global addresses to file offsets. Returns a malloc'd string, or NULL with *@why
- * set (NULL *@why: out of memory).
+ * attrib_build_fetchargs - the fetchargs of one entry site into @out: ->fetchargs the full set
+ * (the function's name, file and line read in the probe), ->pointer the set of the default
+ * mode (drop_gil entries: the code object's address; NULL at take_gil, where nothing is read).
+ * @ts is where the thread state is, @req where the argument holding the drop request is
+ * (drop_gil only; kind L_NONE: no class), @delta maps global addresses to file offsets.
+ * @check_type reads the code object's type at every version: for a site whose argument
+ * registers no symbol table or DWARF vouches for (callgraph.c's), so that a compiler clone's
+ * other arguments can only give unattributed events, never a wrong name (the recorder checks
+ * the type of what the pointer set read itself). Returns 0 (->fetchargs NULL and ->why set
+ * when the site cannot be read), or -1 on ENOMEM.
  */
-char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
-			     const struct loc *req, bool drop, int64_t delta, const char **why);
-
-/*
- * As attrib_build_fetchargs, and the code object's type read at every version (gil_ty, "code"
- * when the reads went where they should): for a site whose argument registers no symbol table
- * or DWARF vouches for (callgraph.c's), so that a compiler clone's other arguments can only
- * give unattributed events, never a wrong name.
- */
-char *attrib_build_fetchargs_checked(const struct gil_layout *lay, const struct loc *ts,
-				     const struct loc *req, bool drop, int64_t delta,
-				     const char **why);
+int attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
+			   const struct loc *req, bool drop, int64_t delta, bool check_type,
+			   struct gil_attrib_site *out);
 
 /**
  * attrib_layout_debug_offsets - the layout from _Py_DebugOffsets in the data of @f (3.13 -

@@ -161,8 +161,10 @@ void gil_attrib_free(struct gil_attrib *a)
 
 	if (!a)
 		return;
-	for (i = 0; a->sites && i < a->nr_sites; i++)
+	for (i = 0; a->sites && i < a->nr_sites; i++) {
 		free(a->sites[i].fetchargs);
+		free(a->sites[i].pointer);
+	}
 	free(a->sites);
 	free(a->from);
 	free(a->owned);
@@ -213,7 +215,9 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw)
 	const char *why = NULL;
 	int len;
 
-	if (!raw->tstate) {
+	if (raw->why) {
+		why = raw->why;
+	} else if (!raw->tstate) {
 		why = "no thread state";
 	} else if (raw->other_thread) {
 		/* another interpreter's GIL: its holder is not this thread */

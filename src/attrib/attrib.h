@@ -80,7 +80,9 @@ struct gil_layout {
 
 /* The fetchargs of one probe site, parallel to gil_symbols.sites. */
 struct gil_attrib_site {
-	char *fetchargs; /* NULL: nothing is read at this site */
+	char *fetchargs; /* the full set (--attribution=full); NULL: nothing is read here */
+	char *pointer; /* the default set: the code object's address at drop_gil entries; NULL
+			  at take_gil entries (named from the thread's last release) */
 	const char *why; /* when fetchargs is NULL at an entry: why (static) */
 };
 
@@ -163,6 +165,7 @@ struct gil_frame_raw {
 	int file_len;
 	uint8_t file_compact, file_ascii;
 	int32_t line;
+	const char *why; /* static: why nothing was read, when that is known better than above */
 };
 
 /* struct gil_fn, and the interner the table numbers functions with */

@@ -681,10 +681,8 @@ int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gi
 		}
 		if (gil_elf_text_delta(obj->elf, s->addr, &delta) < 0)
 			delta = 0;
-		a->sites[i].fetchargs = attrib_build_fetchargs(&a->layout, &ts, &req,
-							       s->fn == GIL_FN_DROP, delta,
-							       &a->sites[i].why);
-		if (!a->sites[i].fetchargs && !a->sites[i].why)
+		if (attrib_build_fetchargs(&a->layout, &ts, &req, s->fn == GIL_FN_DROP, delta,
+					   false, &a->sites[i]) < 0)
 			goto out;
 	}
 	ret = 1;

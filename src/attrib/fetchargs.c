@@ -186,7 +186,7 @@ toolong:
 }
 
 static char *build(const struct gil_layout *lay, const struct loc *ts, const struct loc *req,
-		   bool drop, int64_t delta, bool check_type, const char **why)
+		   bool drop, int64_t delta, bool check_type, bool pointer, const char **why)
 {
 	char fr[128], code[128], e[128], obj[128];
 	struct fa f = { 0 };
@@ -226,6 +226,15 @@ static char *build(const struct gil_layout *lay, const struct loc *ts, const str
 	if (wrap(code, sizeof(code), fr, lay->frame_code) < 0)
 		goto toolong;
 	/*
+	 * The pointer set: the code object's address (tag bits and all), read by the recorder
+	 * from the process's memory once per object (record/coderead.c); the frame beside it
+	 * tells a frame-less thread from a fault, which leaves a number stale.
+	 */
+	if (pointer) {
+		fa_add(&f, "gil_code", code, "x64");
+		goto request;
+	}
+	/*
 	 * 3.13's frames hold any object (entry frames hold None): its type's name must read
 	 * "code". Before, f_code is always a code object, and the name string read through it
 	 * proves the chain was readable. Each dereference costs at every hit: no more than this.
@@ -255,6 +264,7 @@ static char *build(const struct gil_layout *lay, const struct loc *ts, const str
 		}
 		code_reads(&f, lay, code, -1, "gil_tfn", "gil_tfile", "gil_tline");
 	}
+request:
 	if (drop && req->kind != L_NONE) {
 		if (deref_loc(e, sizeof(e), lay->arch, req, lay->req_off, delta) < 0)
 			goto toolong;
@@ -272,15 +282,23 @@ toolong:
 	return NULL;
 }
 
-char *attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
-			     const struct loc *req, bool drop, int64_t delta, const char **why)
+int attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
+			   const struct loc *req, bool drop, int64_t delta, bool check_type,
+			   struct gil_attrib_site *out)
 {
-	return build(lay, ts, req, drop, delta, false, why);
-}
+	const char *why2 = NULL;
 
-char *attrib_build_fetchargs_checked(const struct gil_layout *lay, const struct loc *ts,
-				     const struct loc *req, bool drop, int64_t delta,
-				     const char **why)
-{
-	return build(lay, ts, req, drop, delta, true, why);
+	out->fetchargs = build(lay, ts, req, drop, delta, check_type, false, &out->why);
+	if (!out->fetchargs)
+		return out->why ? 0 : -1;
+	/* at take_gil nothing is read: the function is the one the thread released in */
+	if (!drop)
+		return 0;
+	out->pointer = build(lay, ts, req, drop, delta, check_type, true, &why2);
+	if (!out->pointer && !why2) {
+		free(out->fetchargs);
+		out->fetchargs = NULL;
+		return -1;
+	}
+	return 0;
 }

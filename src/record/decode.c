@@ -31,6 +31,7 @@ enum {
 	F_TFILES,
 	F_TLINE,
 	F_HTID, /* the native thread id of the GIL's holder, when that is the thread state */
+	F_CODE, /* the pointer set: the code object's address, named by the recorder */
 	F_NR,
 };
 
@@ -48,12 +49,13 @@ static const char *const field_names[F_NR] = {
 	[F_TS] = "gil_ts",     [F_TY] = "gil_ty",	    [F_REQ] = "gil_req",
 	[F_TAG] = "gil_tag",   [F_TTY] = "gil_tty",	    [F_TFN] = "gil_tfn",
 	[F_TFNS] = "gil_tfns", [F_TFILE] = "gil_tfile", [F_TFILES] = "gil_tfiles",
-	[F_TLINE] = "gil_tline", [F_HTID] = "gil_htid",
+	[F_TLINE] = "gil_tline", [F_HTID] = "gil_htid", [F_CODE] = "gil_code",
 };
 
 struct probe_fields {
 	struct tep_format_field *f[F_NR];
 	bool frame; /* the fields up to F_FILES are there */
+	bool pointer; /* F_FR and F_CODE are there, and no string */
 	bool tagged; /* and F_TAG to F_TLINE */
 };
 
@@ -97,6 +99,8 @@ struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, in
 		for (k = F_FR; k <= F_FILES; k++)
 			if (!d->fields[i].f[k])
 				d->fields[i].frame = false;
+		d->fields[i].pointer = !d->fields[i].frame && d->fields[i].f[F_FR] &&
+				       d->fields[i].f[F_CODE];
 		d->fields[i].tagged = d->fields[i].frame;
 		for (k = F_TAG; k <= F_TLINE; k++)
 			if (!d->fields[i].f[k] && (k != F_TTY || d->fields[i].f[F_TY]))
@@ -155,7 +159,7 @@ static void decode_frame(const struct probe_fields *pf, const char *data, uint32
 	ev->req = -1;
 	if (pf->f[F_REQ] && number(pf->f[F_REQ], data, len, &v))
 		ev->req = v != 0;
-	if (!pf->frame)
+	if (!pf->frame && !pf->pointer)
 		return;
 	/* without a gil_ts field the thread state is not a plain register: never NULL */
 	fr->tstate = 1;
@@ -165,6 +169,11 @@ static void decode_frame(const struct probe_fields *pf, const char *data, uint32
 		fr->frame = 0;
 	if (pf->f[F_HTID] && (!number(pf->f[F_HTID], data, len, &v) || v != (uint64_t)ev->tid))
 		fr->other_thread = true;
+	if (pf->pointer) {
+		ev->has_frame = false;
+		ev->has_code = number(pf->f[F_CODE], data, len, &ev->code);
+		return;
+	}
 	c = &plain;
 	if (pf->tagged && number(pf->f[F_TAG], data, len, &v)) {
 		fr->tag = (uint8_t)(v & 3);
@@ -208,9 +217,10 @@ int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_heade
 	ev->tid = s->tid;
 	ev->ts = s->time;
 	ev->probe = d->probe_of_id[type];
-	ev->has_frame = false;
+	ev->has_frame = ev->has_code = false;
 	ev->req = -1;
-	if (d->fields[ev->probe].frame || d->fields[ev->probe].f[F_REQ])
+	if (d->fields[ev->probe].frame || d->fields[ev->probe].pointer ||
+	    d->fields[ev->probe].f[F_REQ])
 		decode_frame(&d->fields[ev->probe], rec.data, s->raw_size, ev);
 	return 0;
 }

@@ -20,6 +20,9 @@ struct gil_event {
 	uint64_t ts;
 	int probe; /* index into the recorder's probes */
 	bool has_frame; /* the probe reads the Python frame: frame is filled */
+	bool has_code; /* the probe read the code object's address, not its strings (frame's
+			  tstate, frame and other_thread are filled; code holds the address) */
+	uint64_t code; /* f_code or f_executable as read, tag bits and all */
 	int req; /* drop request at a drop_gil entry: 1 set, 0 clear, -1 not read */
 	struct gil_frame_raw frame; /* strings point into the sample: valid while it is */
 };

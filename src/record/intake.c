@@ -57,6 +57,13 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		/* the strings point into the ring: name the function now */
 		if (ev.has_frame && rec->fntab)
 			e.fn = gil_fntab_intern(rec->fntab, &ev.frame);
+		else if (ev.has_code && rec->coderead && rec->obj_of_probe[ev.probe] >= 0 &&
+			 rec->objects[rec->obj_of_probe[ev.probe]].attrib)
+			e.fn = gil_coderead_fn(rec->coderead, rec->fntab,
+					       &rec->objects[rec->obj_of_probe[ev.probe]].attrib->layout,
+					       (pid_t)ev.pid, &ev.frame, ev.code, ev.ts);
+		else if (e.ev == GIL_EV_TAKE_ENTRY && rec->coderead)
+			e.fn = GIL_FN_PREVIOUS;
 		if (e.ev == GIL_EV_DROP_ENTRY && ev.req >= 0)
 			e.reason = ev.req ? GIL_REASON_FORCED : GIL_REASON_VOLUNTARY;
 		rec->events++;

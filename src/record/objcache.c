@@ -32,7 +32,7 @@
 
 #include "recorder.h"
 
-#define CACHE_FORMAT 1
+#define CACHE_FORMAT 2 /* 2: each site's pointer set too */
 #define CACHE_MAX_BYTES (1 << 20)
 #define SITE_BYTES 16
 
@@ -369,6 +369,7 @@ void rec_objcache_store(struct object *o, const char *root, bool attribution)
 			const struct gil_attrib_site *as = &o->attrib->sites[i];
 
 			json_object_object_add(v, "fetchargs", as->fetchargs ? json_object_new_string(as->fetchargs) : NULL);
+			json_object_object_add(v, "pointer", as->pointer ? json_object_new_string(as->pointer) : NULL);
 			json_object_object_add(v, "why", as->why ? json_object_new_string(as->why) : NULL);
 		}
 		json_object_array_add(sites, v);
@@ -559,6 +560,7 @@ int rec_objcache_load(struct object *o, const char *path, const char *root, bool
 			goto miss;
 		if (at) {
 			at->sites[i].fetchargs = dup_or_null(gets(v, "fetchargs", &ok), &ok);
+			at->sites[i].pointer = dup_or_null(gets(v, "pointer", &ok), &ok);
 			at->sites[i].why = gets(v, "why", &ok);
 			at->nr_entries += t->role == GIL_SITE_ENTRY;
 			at->nr_attributed += at->sites[i].fetchargs != NULL;

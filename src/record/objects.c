@@ -40,17 +40,27 @@ static int load_attrib(struct object *o, char *err, size_t errlen)
  * be a release that never was. Without it (--no-attribution, no layout), the forced switches
  * it makes are not recorded: counted in nr_unconditioned, and said when recording starts.
  */
-static void prune_unconditioned(struct object *o)
+const char *rec_site_fetchargs(const struct gil_recorder *rec, const struct object *o, size_t i)
+{
+	if (rec->opts.no_attribution || !o->attrib || i >= o->attrib->nr_sites)
+		return NULL;
+	return rec->opts.attribution == GIL_ATTRIBUTION_FULL ? o->attrib->sites[i].fetchargs
+							      : o->attrib->sites[i].pointer;
+}
+
+static void prune_unconditioned(struct gil_recorder *rec, struct object *o)
 {
 	struct gil_symbols *syms = o->syms;
 	size_t i, k;
 
 	for (i = k = 0; i < syms->nr_sites; i++) {
 		if (syms->sites[i].host == GIL_HOST_ON_REQUEST &&
-		    !(o->attrib && o->attrib->sites[i].fetchargs)) {
+		    !rec_site_fetchargs(rec, o, i)) {
 			free(syms->sites[i].symbol);
-			if (o->attrib)
+			if (o->attrib) {
 				free(o->attrib->sites[i].fetchargs);
+				free(o->attrib->sites[i].pointer);
+			}
 			o->nr_unconditioned++;
 			if (o->attrib)
 				o->attrib->nr_entries--;
@@ -165,7 +175,7 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 	if (o->syms && !cached)
 		rec_objcache_store(o, root, !rec->opts.no_attribution);
 	if (o->syms)
-		prune_unconditioned(o);
+		prune_unconditioned(rec, o);
 	return (int)(rec->nr_objects - 1);
 }
 
@@ -204,7 +214,7 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 		for (ret = 0; ret <= 1; ret++) {
 			if (ret && !s->retprobe)
 				continue;
-			fetchargs = !ret && o->attrib ? o->attrib->sites[i].fetchargs : NULL;
+			fetchargs = !ret ? rec_site_fetchargs(rec, o, i) : NULL;
 			idx = gil_probes_add(rec->probes, o->probe_path, o->path, s->offset, s->fn,
 					     ret, fetchargs, rec->err, sizeof(rec->err));
 			if (idx < 0) {
@@ -236,8 +246,10 @@ int rec_refresh_decoder(struct gil_recorder *rec)
 		return -1;
 	ids = malloc(p->nr * sizeof(*ids));
 	free(rec->ev_of_probe);
+	free(rec->obj_of_probe);
 	rec->ev_of_probe = malloc(p->nr);
-	if (!ids || !rec->ev_of_probe) {
+	rec->obj_of_probe = malloc(p->nr * sizeof(int));
+	if (!ids || !rec->ev_of_probe || !rec->obj_of_probe) {
 		free(ids);
 		rec_set_err(rec, "out of memory");
 		return -1;
@@ -245,6 +257,15 @@ int rec_refresh_decoder(struct gil_recorder *rec)
 	for (i = 0; i < p->nr; i++) {
 		ids[i] = p->v[i].id;
 		rec->ev_of_probe[i] = (uint8_t)ev_of(p->v[i].fn, p->v[i].ret, p->v[i].role_exit);
+		rec->obj_of_probe[i] = -1;
+	}
+	for (i = 0; i < rec->nr_objects; i++) {
+		const struct object *o = &rec->objects[i];
+		int k;
+
+		for (k = 0; o->first_probe >= 0 && k < o->nr_probes; k++)
+			if ((size_t)(o->first_probe + k) < p->nr)
+				rec->obj_of_probe[o->first_probe + k] = (int)i;
 	}
 	gil_decoder_free(rec->dec);
 	rec->dec = gil_decoder_alloc(p->tep, ids, (int)p->nr);

@@ -251,7 +251,8 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 		if (t->state != S_UNKNOWN && t->state != S_IDLE)
 			ret = close_open(p, t, ts, bad);
 		enter(t, S_WAIT, ts, 0);
-		t->take_fn = fn;
+		/* no Python runs in a thread between its release and its next take */
+		t->take_fn = fn == GIL_FN_PREVIOUS ? t->drop_fn : fn;
 		break;
 	case GIL_EV_TAKE_RETURN:
 		if (t->state == S_WAIT) {

@@ -65,6 +65,9 @@ struct gil_pairing *gil_pairing_alloc(uint64_t start, gil_emit_fn emit, void *ct
  */
 int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts);
 
+/* As @fn of a take_gil entry: the function of the thread's last release (attribution fast). */
+#define GIL_FN_PREVIOUS UINT32_MAX
+
 /**
  * gil_pairing_event_attr - gil_pairing_event() with what the probe read at an entry: @fn the
  * function id (0: none) and @reason (enum gil_reason, drop_gil entries). Intervals get them:

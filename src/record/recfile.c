@@ -95,6 +95,10 @@ static struct json_object *attribution_json(const struct gil_recorder *rec, cons
 	const char *why = rec_attribution_why(rec, o);
 
 	json_object_object_add(a, GIL_KEY_ATTR_ENABLED, json_object_new_boolean(on));
+	if (on)
+		json_object_object_add(a, GIL_KEY_ATTR_MODE,
+				       json_object_new_string(rec->opts.attribution ==
+							      GIL_ATTRIBUTION_FULL ? "full" : "fast"));
 	if (at && at->source != GIL_ATTR_SRC_NONE) {
 		json_object_object_add(a, GIL_KEY_ATTR_OFFSETS_FROM,
 				       json_object_new_string(gil_attrib_source_name(at->source)));
@@ -228,6 +232,7 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 	if (t->state == T_DONE)
 		return 0;
 	rec_close_target_fds(rec, t);
+	gil_coderead_forget(rec->coderead, t->pid);
 	t->state = T_DONE;
 	t->reason = reason;
 	if (!t->pairing || !t->file)

@@ -106,6 +106,13 @@ int gil_recorder_setup(struct gil_recorder *rec)
 		return -1;
 	}
 	rec->state = R_SETUP;
+	if (rec->opts.attribution != GIL_ATTRIBUTION_FAST &&
+	    rec->opts.attribution != GIL_ATTRIBUTION_FULL) {
+		rec_set_err(rec, "unknown attribution mode %d: give GIL_ATTRIBUTION_FAST or GIL_ATTRIBUTION_FULL",
+			    rec->opts.attribution);
+		errno = EINVAL;
+		goto fail;
+	}
 	tracefs_set_loglevel(rec->opts.verbosity >= GIL_DEBUG ? TEP_LOG_ALL :
 			     rec->opts.verbosity >= GIL_VERBOSE ? TEP_LOG_WARNING : TEP_LOG_NONE);
 	tep_set_loglevel(rec->opts.verbosity >= GIL_DEBUG ? TEP_LOG_ALL : TEP_LOG_NONE);
@@ -128,7 +135,9 @@ int gil_recorder_setup(struct gil_recorder *rec)
 	gil_probes_cleanup_stale();
 	if (!rec->opts.no_attribution) {
 		rec->fntab = gil_fntab_alloc();
-		if (!rec->fntab) {
+		if (rec->fntab && rec->opts.attribution == GIL_ATTRIBUTION_FAST)
+			rec->coderead = gil_coderead_alloc();
+		if (!rec->fntab || (rec->opts.attribution == GIL_ATTRIBUTION_FAST && !rec->coderead)) {
 			errno = ENOMEM;
 			goto fail;
 		}
@@ -460,7 +469,9 @@ void gil_recorder_free(struct gil_recorder *rec)
 	gil_probes_free(rec->probes);
 	gil_decoder_free(rec->dec);
 	gil_fntab_free(rec->fntab);
+	gil_coderead_free(rec->coderead);
 	free(rec->ev_of_probe);
+	free(rec->obj_of_probe);
 	free(rec->objects);
 	free(rec->targets);
 	gil_ordered_free(&rec->queue);

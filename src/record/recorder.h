@@ -13,6 +13,7 @@
 
 #include "attrib/attrib.h"
 #include "clock.h"
+#include "coderead.h"
 #include "common/util.h"
 #include "decode.h"
 #include "elf/elf.h"
@@ -100,6 +101,7 @@ struct gil_recorder {
 	struct gil_rings *rings;
 	struct gil_decoder *dec;
 	uint8_t *ev_of_probe; /* probe index -> enum gil_ev */
+	int *obj_of_probe; /* probe index -> index into objects */
 	size_t nr_decoded;
 	struct object *objects;
 	size_t nr_objects;
@@ -124,6 +126,7 @@ struct gil_recorder {
 	size_t next_fork;
 	bool launching; /* a command was launched and is followed */
 	struct gil_fntab *fntab; /* functions named by the probes' fetchargs, over all targets */
+	struct gil_coderead *coderead; /* --attribution=fast: code objects named from memory */
 	struct gil_launch launch;
 	char **skipped; /* "process N: why": targets that could not be recorded */
 	size_t nr_skipped;
@@ -156,6 +159,9 @@ int rec_objcache_load(struct object *o, const char *path, const char *root, bool
 void rec_objcache_store(struct object *o, const char *root, bool attribution);
 
 /* ---- objects.c ---- */
+
+/* What the probe at entry site @i of @o reads in the recording's mode; NULL: nothing. */
+const char *rec_site_fetchargs(const struct gil_recorder *rec, const struct object *o, size_t i);
 
 int rec_create_probes(struct gil_recorder *rec, struct object *o);
 

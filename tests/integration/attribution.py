@@ -59,7 +59,7 @@ def run(label, exe, ver, env=None, extra=()):
     return header, records, {role: int(tid) for role, tid in done.items()}, rec.err
 
 
-def run_with_fault(so, spec, label, exe, ver):
+def run_with_fault(so, spec, label, exe, ver, extra=()):
     """run() with tests/fault.c (built as @so) making GIL_FAULT=@spec fail in gil-record only."""
     clean = dict(os.environ)  # for the workload
     saved = os.environ.get("ASAN_OPTIONS")
@@ -67,7 +67,7 @@ def run_with_fault(so, spec, label, exe, ver):
     os.environ.update(LD_PRELOAD=so, GIL_FAULT=spec,
                       ASAN_OPTIONS=(saved or "") + ":verify_asan_link_order=0")
     try:
-        return run(label, exe, ver, env=clean)
+        return run(label, exe, ver, env=clean, extra=extra)
     finally:
         del os.environ["LD_PRELOAD"], os.environ["GIL_FAULT"]
         if saved is None:
@@ -237,6 +237,8 @@ try:
           "--no-attribution: header says %s" % att)
     # A kernel that refuses the fetchargs of a probe still gets the probe, without them: the
     # first uprobe write (drop_gil's entry, with its fetchargs) fails, as an LD_PRELOAD says.
+    # With --attribution=full take_gil's entry reads the frame too, and still names waits (by
+    # default only drop_gil reads, and that one refusal leaves nothing named: said below).
     so = os.path.join(tmp, "fault.so")
     plain = [p for p in interpreters if p[0].startswith("pyenv-") and p[2][:2] == (3, 12)]
     if not plain:
@@ -245,7 +247,7 @@ try:
                           os.path.join(TOP_SRCDIR, "tests", "fault.c"), "-ldl"]) == 0:
         label, exe, ver = plain[0]
         header, records, tids, err = run_with_fault(so, "probe_write:1", label + "-refused",
-                                                    exe, ver)
+                                                    exe, ver, extra=("--attribution=full",))
         check("not recorded" not in err, "one refused site is no reason to warn: %s" % err)
         entries = [p for p in header["probes"] if p["role"] == "entry"]
         refused = [p for p in entries if p["attribution"] is False]
