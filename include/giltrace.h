@@ -200,6 +200,12 @@ uint64_t gil_recorder_events(const struct gil_recorder *rec);
  */
 uint64_t gil_recorder_releases_not_seen(const struct gil_recorder *rec);
 
+/*
+ * Events left without a function because their process exited before the recorder read the
+ * code object the probe pointed at (--attribution=fast; their intervals name the reason).
+ */
+uint64_t gil_recorder_unnamed_exited(const struct gil_recorder *rec);
+
 /** gil_recorder_nr_targets - processes being recorded (alive or finished). */
 size_t gil_recorder_nr_targets(const struct gil_recorder *rec);
 

@@ -233,6 +233,9 @@ static void summary(struct gil_recorder *rec, int verbosity)
 	if (gil_recorder_releases_not_seen(rec))
 		fprintf(stderr, PROG ": warning: %llu releases were not seen: threads entered take_gil still holding the GIL, having released it through a drop_gil copy no probe covers (inlined where no symbol table or DWARF shows it, or lost events); the holds around them are flagged. For exact sites, install the interpreter's debug symbols or set DEBUGINFOD_URLS\n",
 			(unsigned long long)gil_recorder_releases_not_seen(rec));
+	if (gil_recorder_unnamed_exited(rec))
+		fprintf(stderr, PROG ": warning: %llu events name no Python function: their process exited before its code objects were read from its memory; --attribution=full reads them in the probe\n",
+			(unsigned long long)gil_recorder_unnamed_exited(rec));
 	if (gil_recorder_functions_cut(rec))
 		fprintf(stderr, PROG ": warning: %llu Python function names were cut (a name past 256 bytes, a file past 1024, or past 32768 distinct functions); the footers' function_caps say which\n",
 			(unsigned long long)gil_recorder_functions_cut(rec));

@@ -10,10 +10,13 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "coderead.h"
 
@@ -24,6 +27,7 @@ struct entry {
 	uint64_t code; /* 0: empty */
 	uint64_t type, name, file; /* the pointers read in the object's head */
 	uint64_t checked; /* event time of the last read or check */
+	uint64_t text; /* hash of the name's and the file's bytes: string objects die too */
 	int32_t pid;
 	int32_t line;
 	uint32_t fn;
@@ -64,6 +68,25 @@ static size_t peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 		return errno = EFAULT, 0;
 	n = process_vm_readv(pid, &l, 1, &r, 1, 0);
 	return n > 0 ? (size_t)n : 0;
+}
+
+/* Whether @pid's memory is gone: exited, a zombie, or past the release of its address space. */
+static bool gone(pid_t pid)
+{
+	char path[48], buf[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	return buf[0] == '0' && buf[1] == ' '; /* no pages: no address space */
 }
 
 static uint64_t u64_at(const unsigned char *b, int64_t off)
@@ -107,20 +130,43 @@ struct str {
 static void read_str(pid_t pid, const struct gil_layout *lay, uint64_t obj, size_t max,
 		     struct str *s)
 {
-	unsigned char st;
-	size_t n;
+	unsigned char b[64 + GIL_FN_FILE_MAX + 2];
+	size_t n, skip;
 
 	s->len = -1;
 	s->compact = s->ascii = 0;
-	if (lay->ascii_size < 0 || lay->state < 0 || !peek(pid, obj + (uint64_t)lay->state, &st, 1))
+	if (lay->ascii_size < 0 || lay->state < 0 || lay->state >= lay->ascii_size ||
+	    lay->ascii_size - lay->state > 64)
 		return;
-	s->compact = (st >> lay->compact_bit) & 1;
-	s->ascii = (st >> lay->ascii_bit) & 1;
-	/* one byte more than kept: a longer string is cut, and counted so by the table */
-	n = peek(pid, obj + (uint64_t)lay->ascii_size, s->data, max + 1);
-	if (!n)
+	/* from the state byte to one byte past what is kept: a longer string is cut, counted */
+	skip = (size_t)(lay->ascii_size - lay->state);
+	n = peek(pid, obj + (uint64_t)lay->state, b, skip + max + 1);
+	if (n <= skip)
 		return;
-	s->len = (int)strnlen(s->data, n);
+	s->compact = (b[0] >> lay->compact_bit) & 1;
+	s->ascii = (b[0] >> lay->ascii_bit) & 1;
+	memcpy(s->data, b + skip, n - skip);
+	s->len = (int)strnlen(s->data, n - skip);
+}
+
+static uint64_t fnv(uint64_t h, const struct str *s)
+{
+	int i;
+
+	for (i = 0; i < s->len; i++)
+		h = (h ^ (unsigned char)s->data[i]) * 0x100000001b3ull;
+	return (h ^ (uint64_t)(s->len + 1)) * 0x100000001b3ull;
+}
+
+/* The hash of the strings of @e as they are now; 0: not readable. */
+static uint64_t text_of(pid_t pid, const struct gil_layout *lay, const struct entry *e,
+			struct str *name, struct str *file)
+{
+	read_str(pid, lay, e->name, GIL_FN_NAME_MAX, name);
+	read_str(pid, lay, e->file, GIL_FN_FILE_MAX, file);
+	if (name->len < 0 || file->len < 0)
+		return 0;
+	return fnv(fnv(0xcbf29ce484222325ull, name), file) | 1;
 }
 
 static size_t slot_of(pid_t pid, uint64_t code)
@@ -147,11 +193,12 @@ static struct entry *find(struct gil_coderead *c, pid_t pid, uint64_t code, bool
 }
 
 /* Read the object at @code afresh into @e (head already in it) and name it in @t. */
+static __thread struct str name, file; /* big: not on the stack */
+static __thread char type[17]; /* raw->type points here after name_it() */
+
 static uint32_t name_it(struct gil_coderead *c, struct gil_fntab *t, const struct gil_layout *lay,
-			pid_t pid, struct gil_frame_raw *raw, const struct entry *e)
+			pid_t pid, struct gil_frame_raw *raw, struct entry *e, bool *keep)
 {
-	static __thread struct str name, file; /* big: not on the stack */
-	char type[17];
 	size_t n;
 
 	c->st.reads++;
@@ -166,13 +213,15 @@ static uint32_t name_it(struct gil_coderead *c, struct gil_fntab *t, const struc
 			type[n] = 0;
 			raw->type_len = (int)strnlen(type, n);
 		}
-		if (raw->type_len != 4 || memcmp(type, "code", 4)) {
+		if (raw->type_len < 0) {
 			c->st.failed++;
+			*keep = false; /* unreadable now: read again next time */
 			return gil_fntab_intern(t, raw);
 		}
+		if (raw->type_len != 4 || memcmp(type, "code", 4))
+			return gil_fntab_intern(t, raw); /* not code: kept so, and checked again */
 	}
-	read_str(pid, lay, e->name, GIL_FN_NAME_MAX, &name);
-	read_str(pid, lay, e->file, GIL_FN_FILE_MAX, &file);
+	e->text = text_of(pid, lay, e, &name, &file);
 	raw->name = name.len >= 0 ? name.data : NULL;
 	raw->name_len = name.len;
 	raw->name_compact = name.compact;
@@ -182,8 +231,10 @@ static uint32_t name_it(struct gil_coderead *c, struct gil_fntab *t, const struc
 	raw->file_compact = file.compact;
 	raw->file_ascii = file.ascii;
 	raw->line = e->line;
-	if (name.len < 0 || file.len < 0)
+	if (name.len < 0 || file.len < 0) {
 		c->st.failed++;
+		*keep = false;
+	}
 	return gil_fntab_intern(t, raw);
 }
 
@@ -191,7 +242,7 @@ uint32_t gil_coderead_fn(struct gil_coderead *c, struct gil_fntab *t, const stru
 			 pid_t pid, struct gil_frame_raw *raw, uint64_t code, uint64_t now)
 {
 	struct entry *e, head;
-	bool found;
+	bool found, keep = true;
 	uint32_t fn;
 
 	c->st.lookups++;
@@ -218,6 +269,8 @@ uint32_t gil_coderead_fn(struct gil_coderead *c, struct gil_fntab *t, const stru
 		return e->fn;
 	memset(&head, 0, sizeof(head));
 	if (!read_head(pid, lay, code, &head)) {
+		int err = errno;
+
 		/*
 		 * Kept, and now unreadable: the process exited (its last events are read after
 		 * it) or freed the object after the event. The object was the frame's when the
@@ -226,8 +279,10 @@ uint32_t gil_coderead_fn(struct gil_coderead *c, struct gil_fntab *t, const stru
 		if (found)
 			return e->fn;
 		c->st.failed++;
-		if (errno == ESRCH)
+		if (err == ESRCH || gone(pid)) {
 			raw->why = "process exited before its code object was read";
+			c->st.exited++;
+		}
 		raw->has_type = true;
 		raw->type_len = -1;
 		/* not kept: the next event reads again */
@@ -236,15 +291,27 @@ uint32_t gil_coderead_fn(struct gil_coderead *c, struct gil_fntab *t, const stru
 	if (found) {
 		c->st.checks++;
 		if (head.type == e->type && head.name == e->name && head.file == e->file &&
-		    head.line == e->line) {
+		    head.line == e->line && text_of(pid, lay, e, &name, &file) == e->text) {
 			e->checked = now;
 			return e->fn;
 		}
 		c->st.changed++;
 	}
-	fn = name_it(c, t, lay, pid, raw, &head);
-	if (!fn)
-		return 0;
+	fn = name_it(c, t, lay, pid, raw, &head, &keep);
+	if (found && (!keep || fn != e->fn) && raw->has_type &&
+	    (raw->type_len != 4 || memcmp(raw->type, "code", 4))) {
+		/*
+		 * No code object there now: freed since the probe saw one. What the address held
+		 * when last checked is what the event saw, unless it was reused and freed again
+		 * in between: keep that name.
+		 */
+		return e->fn;
+	}
+	if (!fn || !keep) {
+		if (found)
+			e->checked = 0; /* what is kept no longer holds: read again next time */
+		return fn;
+	}
 	if (!found) {
 		if (c->used >= NR_SLOTS / 4 * 3) {
 			memset(c->slot, 0, NR_SLOTS * sizeof(*c->slot));

@@ -27,6 +27,7 @@ struct gil_coderead_stats {
 	uint64_t checks; /* kept entries checked again */
 	uint64_t changed; /* of those, found to be another object now */
 	uint64_t failed; /* reads that failed (gone, unreadable, not code) */
+	uint64_t exited; /* of those, because the process had exited: events left unnamed */
 };
 
 /** gil_coderead_alloc - an empty reader; NULL on ENOMEM. Pair with gil_coderead_free(). */

@@ -234,7 +234,9 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 	if (rec->state != R_STARTED)
 		return 0;
 	now = gil_clock_now();
-	wait = timeout_ms < 0 || timeout_ms > ROUND_MS ? ROUND_MS : timeout_ms;
+	wait = rec->coderead ? ROUND_FAST_MS : ROUND_MS;
+	if (timeout_ms >= 0 && timeout_ms < wait)
+		wait = timeout_ms;
 	if (rec->deadline && rec->deadline > now && (rec->deadline - now) / 1000000 < (uint64_t)wait)
 		wait = (int)((rec->deadline - now) / 1000000);
 	ncpu = gil_rings_nr_cpus(rec->rings);
@@ -518,6 +520,11 @@ uint64_t gil_recorder_events(const struct gil_recorder *rec)
 uint64_t gil_recorder_releases_not_seen(const struct gil_recorder *rec)
 {
 	return rec->not_seen;
+}
+
+uint64_t gil_recorder_unnamed_exited(const struct gil_recorder *rec)
+{
+	return rec->coderead ? gil_coderead_stats(rec->coderead)->exited : 0;
 }
 
 size_t gil_recorder_nr_targets(const struct gil_recorder *rec)

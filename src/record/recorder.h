@@ -29,6 +29,8 @@
 
 #define DEFAULT_RING_PAGES 1024 /* 4 MiB per CPU: ~0.4 s of the busiest workload measured */
 #define ROUND_MS 50 /* rings are drained at least this often */
+#define ROUND_FAST_MS 2 /* and this often with --attribution=fast: code objects are read from
+			    their process, which must still be there */
 #define RESCAN_NS 1000000000ull /* all-process mode looks for new processes every second */
 #define MAX_NAMES 4096
 

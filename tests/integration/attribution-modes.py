@@ -1,0 +1,159 @@
+"""The two attribution modes agree, and the fast one names reused code addresses right.
+
+1. One workload (tests/workloads/attribution.py: threads whose functions are known) recorded by
+   two gil-records at once: --attribution=full (the probes read name, file and line at every
+   take_gil and drop_gil entry) and the default, fast (the probe reads the code object's address
+   at drop_gil only; a wait is named after the thread's last release). Both see the same
+   events; each wait, hold and release of one is matched with the other's (same thread,
+   nearest start), and their functions must agree on >= 99% of those full names.
+2. Code objects that die and whose addresses are reused by new functions
+   (tests/workloads/code_churn.py: f_0, f_1, ... each released in once, 15 ms apart): the fast
+   mode names each release after its own f_<i>, never after the function that had the address
+   before.
+Every pyenv CPython 3.6+ and the system's are tried (a few of them under GIL_TEST_QUICK).
+"""
+import bisect
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from giltest import *  # noqa: E402,F401,F403
+
+SECONDS = 1.2
+CHURN = 40
+
+
+def names(records):
+    out = {}
+    for r in records:
+        if isinstance(r, dict) and "fn" in r:
+            f = r["fn"]
+            out[f["id"]] = (f["name"], f.get("file"), f.get("line")) if f["name"] is not None \
+                else None
+    return out
+
+
+def by_thread(records, kind):
+    """tid -> sorted [(start, fn id)] of the intervals of @kind."""
+    out = {}
+    for r in records:
+        if isinstance(r, list) and r[1] == kind and len(r) >= 7:
+            out.setdefault(r[0], []).append((r[2], r[5]))
+    for v in out.values():
+        v.sort()
+    return out
+
+
+def compare(full, fast, kind):
+    """(full's intervals, matched in fast's, named by full, of those named alike by fast)."""
+    fn_full, fn_fast = names(full), names(fast)
+    a, b = by_thread(full, kind), by_thread(fast, kind)
+    total = matched = named = same = 0
+    examples = []
+    for tid, ivs in a.items():
+        other = b.get(tid, [])
+        starts = [s for s, _ in other]
+        for start, fn in ivs:
+            total += 1
+            i = bisect.bisect_left(starts, start)
+            near = [j for j in (i - 1, i) if 0 <= j < len(other)]
+            if not near:
+                continue
+            j = min(near, key=lambda j: abs(starts[j] - start))
+            if abs(starts[j] - start) > 200000:  # 200 us: not the same event
+                continue
+            matched += 1
+            want = fn_full.get(fn)
+            if want is None:
+                continue
+            named += 1
+            got = fn_fast.get(other[j][1])
+            if got == want:
+                same += 1
+            elif len(examples) < 5:
+                examples.append((tid, start, want, got))
+    return total, matched, named, same, examples
+
+
+def record_both(exe):
+    w = Workload(exe, "attribution.py", SECONDS)
+    full = Recorder("--pid", w.pid, "--attribution=full")
+    fast = Recorder("--pid", w.pid)
+    w.go()
+    w.wait_done()
+    w.finish()
+    out = []
+    for rec, mode in ((full, "full"), (fast, "fast")):
+        check(rec.wait() == 0, "gil-record --attribution=%s failed: %s" % (mode, rec.err))
+        files = rec.files()
+        check(len(files) == 1, "%s: expected one recording, got %s" % (mode, files))
+        header, records, footer = read_recording(files[0])
+        att = header.get("attribution", {})
+        check(att.get("enabled") is True and att.get("mode") == mode,
+              "%s: header's attribution says %s" % (mode, att))
+        check(footer and footer.get("lost") == 0, "%s: events lost: %s" % (mode, footer))
+        out.append(records)
+    return out
+
+
+def churn(exe, label, failures):
+    w = Workload(exe, "code_churn.py", CHURN, 0.015)
+    rec = Recorder("--pid", w.pid)
+    w.go()
+    done = dict(kv.split("=") for kv in w.wait_done())
+    w.finish()
+    check(rec.wait() == 0, "gil-record failed: %s" % rec.err)
+    header, records, footer = read_recording(rec.files()[0])
+    fns = names(records)
+    got = []
+    for r in records:
+        if isinstance(r, list) and r[1] == 1 and len(r) >= 7:
+            f = fns.get(r[5])
+            if f and re.match(r"^f_\d+$", f[0]):
+                got.append((r[2], f[0]))
+    got = [n for _, n in sorted(got)]
+    want = ["f_%d" % i for i in range(CHURN)]
+    reused = int(done["reused"])
+    if reused < CHURN // 2:
+        failures.append("%s: only %d of %d code objects reused an address: nothing tested"
+                        % (label, reused, CHURN))
+    elif got != want:
+        failures.append("%s: releases in the churned functions name %s, want f_0 .. f_%d in order"
+                        " (%d addresses reused)" % (label, got, CHURN - 1, reused))
+    return reused, len(got)
+
+
+require_kernel()
+interpreters = pythons((3, 6))
+if os.environ.get("GIL_TEST_QUICK"):
+    interpreters = interpreters[::3]
+if not interpreters:
+    skip("no CPython 3.6+ on this machine")
+failures, report = [], []
+for label, exe, ver in interpreters:
+    full, fast = record_both(exe)
+    row = [label]
+    for kind, what in ((0, "waits"), (1, "holds"), (2, "releases")):
+        total, matched, named, same, ex = compare(full, fast, kind)
+        row.append("%d/%d %d/%d" % (matched, total, same, named))
+        if total and matched < 0.99 * total:
+            failures.append("%s: %s: only %d of %d matched between the modes"
+                            % (label, what, matched, total))
+        if named < 50:
+            failures.append("%s: %s: only %d named by --attribution=full" % (label, what, named))
+        elif same < 0.99 * named:
+            failures.append("%s: %s: fast names %d of %d as full does; e.g. %s"
+                            % (label, what, same, named, ex))
+    reused, seen = churn(exe, label, failures)
+    row.append("%d/%d, %d reused" % (seen, CHURN, reused))
+    report.append(row)
+log("matched/all and same/named, full vs fast, per kind; churned functions named / released")
+log("%-16s %-22s %-22s %-22s %s" % ("interpreter", "waits", "holds", "releases", "churn"))
+for r in report:
+    log("%-16s %-22s %-22s %-22s %s" % tuple(r))
+for f in failures:
+    log("FAIL: " + f)
+check(not failures, "%d failure(s)" % len(failures))
+check_no_probes()
+log("PASS: %d interpreters" % len(report))
