@@ -49,6 +49,10 @@ def measure(python, script, args, tracers, reps):
             floor = this.get(getattr(t, "floor", None) or "", {}).get("rate")
             r["ratio"] = base / r["rate"] if r["rate"] else None
             r["vs_floor"] = floor / r["rate"] if floor and r["rate"] else None
+            bare = this.get("perf stat, no fetchargs", {}).get("rate")
+            r["vs_bare"] = bare / r["rate"] if bare and r["rate"] else None
+            mp = this.get("minimal reader, no fetchargs", {}).get("rate")
+            r["vs_minplain"] = mp / r["rate"] if mp and r["rate"] else None
             ev = r.get("events")
             if ev and r.get("ops") and t.name != "untraced":
                 per_op = ev / r["ops"]
@@ -76,6 +80,8 @@ def rows_of(res, order):
                             if r.get("cpu_s") is not None])
         rows.append([name, B.fnum(med("rate")), "%.2fx" % med("ratio"),
                      ("%.2fx" % med("vs_floor")) if med("vs_floor") else "-",
+                     ("%.2fx" % med("vs_bare")) if med("vs_bare") else "-",
+                     ("%.2fx" % med("vs_minplain")) if med("vs_minplain") else "-",
                      B.fnum(med("ev_rate")), B.fnum(med("ev_per_op"), 2),
                      B.fnum(med("cost_us"), 2) if dense else "-",
                      B.fnum(cpu_pct, 1),
@@ -84,7 +90,8 @@ def rows_of(res, order):
     return rows
 
 
-HEADS = ["variant", "ops/s", "slowdown", "vs floor", "GIL events/s", "events/op",
+HEADS = ["variant", "ops/s", "slowdown", "vs floor", "vs bare probes", "vs bare reader",
+         "GIL events/s", "events/op",
          "us per event", "tracer CPU %", "tracer CPU s / M events", "lost"]
 
 
@@ -116,14 +123,19 @@ def main():
             t.name, t.floor = name, floor
             return t
         FLOOR, PFLOOR = "perf stat", "perf stat, no fetchargs"
+        MINPLAIN = "minimal reader, no fetchargs"
         rel = [named(B.NoTracer(), "untraced")]
         if perf:
             rel.append(named(B.PerfTracer(attr, "stat"), FLOOR, FLOOR))
         if B.minreader_path():
             rel.append(named(B.MinReader(attr), "minimal reader", FLOOR))
         rel.append(named(B.GilRecord(), "gil-record", FLOOR))
+        rel.append(named(B.GilRecord(["--attribution=full"]), "gil-record --attribution=full",
+                         FLOOR))
         if perf:
             rel.append(named(B.PerfTracer(plain, "stat"), PFLOOR, PFLOOR))
+        if B.minreader_path():
+            rel.append(named(B.MinReader(plain), MINPLAIN, PFLOOR))
         rel.append(named(B.GilRecord(["--no-attribution"]), "gil-record --no-attribution",
                          PFLOOR))
         if perf:
@@ -144,7 +156,9 @@ def main():
         B.out("Reps of %.1f s per variant, alternating; medians. slowdown = untraced ops/s / "
               "traced ops/s of the same rep; vs floor = the floor's ops/s / this one's, the "
               "floor being perf stat counting the same probes (with gil-record's attribution "
-              "fetchargs, or without them for --no-attribution and perf record); us per event "
+              "fetchargs, or without them for --no-attribution and perf record); vs bare probes / "
+              "vs bare reader = perf stat / the minimal reader on the same sites without any "
+              "fetchargs, over this one's ops/s; us per event "
               "= added wall time per operation / probe hits per operation (left out where "
               "there are too few events for it to be more than noise); tracer CPU = its "
               "user+sys time from enabling the events to exit, per second of workload."

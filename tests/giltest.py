@@ -163,6 +163,14 @@ class Workload:
             self.p.wait()
 
 
+def linger():
+    """Before a workload exits: by default gil-record names a function from the process's
+    memory, read when it drains its rings (every 2 ms while code objects are new, else 50 ms),
+    so a process that exits before that leaves it unnamed (said so: tested in
+    attribution-modes.py). Tests of what is named let the recorder read first."""
+    time.sleep(0.15)
+
+
 def record_command():
     """gil-record, or under GIL_VALGRIND=1 the real binary under valgrind (errors exit 97)."""
     if os.environ.get("GIL_VALGRIND") == "1":

@@ -189,9 +189,14 @@ int rec_write_header(struct gil_recorder *rec, struct target *t)
 		gp = idx >= 0 && (size_t)idx < rec->probes->nr ? &rec->probes->v[idx] : NULL;
 		idx += 1 + s->retprobe;
 		if (o->attrib && s->role == GIL_SITE_ENTRY) {
+			/* fast: take_gil reads nothing, named after the thread's last release */
+			bool named = (gp && gp->fetches) ||
+				     (rec->coderead && s->fn == GIL_FN_TAKE &&
+				      o->attrib->sites[i].fetchargs && o->nr_fetching);
+
 			json_object_object_add(pr, GIL_KEY_PROBE_ATTRIBUTION,
-					       json_object_new_boolean(gp && gp->fetches));
-			if (gp && !gp->fetches)
+					       json_object_new_boolean(named));
+			if (gp && !named)
 				json_object_object_add(
 					pr, GIL_KEY_PROBE_ATTRIBUTION_WHY,
 					json_object_new_string(

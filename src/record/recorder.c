@@ -234,7 +234,16 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 	if (rec->state != R_STARTED)
 		return 0;
 	now = gil_clock_now();
-	wait = rec->coderead ? ROUND_FAST_MS : ROUND_MS;
+	/*
+	 * --attribution=fast reads a code object from its process some time after the event: by
+	 * then the process may have exited, or the object died and its address holds another.
+	 * Drained every 2 ms, the reads come before that; but draining so often cost the release
+	 * workload 17% (bench/overhead.py), every 50 ms nothing. So rounds are short only while
+	 * code objects are new: for 250 ms after one was first read or found changed, and after
+	 * a process became a target. A steady program pays nothing; what is still read too late
+	 * gets a why of its own and the closing warning.
+	 */
+	wait = rec->coderead && now < rec->new_code_until ? ROUND_NEW_MS : ROUND_MS;
 	if (timeout_ms >= 0 && timeout_ms < wait)
 		wait = timeout_ms;
 	if (rec->deadline && rec->deadline > now && (rec->deadline - now) / 1000000 < (uint64_t)wait)
@@ -300,6 +309,13 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 		goto fail;
 	if (gil_rings_drain(rec->rings, rec_on_record, rec) < 0)
 		goto fail;
+	if (rec->coderead) {
+		const struct gil_coderead_stats *cs = gil_coderead_stats(rec->coderead);
+
+		if (cs->reads + cs->changed != rec->code_reads_seen)
+			rec->new_code_until = round_start + NEW_CODE_NS;
+		rec->code_reads_seen = cs->reads + cs->changed;
+	}
 	for (i = 0; i < rec->nr_targets; i++) {
 		t = rec->targets[i];
 		if (t->state == T_EXITING && t->exit_seen < rec->horizon) {

@@ -29,8 +29,8 @@
 
 #define DEFAULT_RING_PAGES 1024 /* 4 MiB per CPU: ~0.4 s of the busiest workload measured */
 #define ROUND_MS 50 /* rings are drained at least this often */
-#define ROUND_FAST_MS 2 /* and this often with --attribution=fast: code objects are read from
-			    their process, which must still be there */
+#define ROUND_NEW_MS 2 /* and this often while code objects are new (--attribution=fast) */
+#define NEW_CODE_NS 250000000ull /* for this long after one was first read or found changed */
 #define RESCAN_NS 1000000000ull /* all-process mode looks for new processes every second */
 #define MAX_NAMES 4096
 
@@ -129,6 +129,8 @@ struct gil_recorder {
 	bool launching; /* a command was launched and is followed */
 	struct gil_fntab *fntab; /* functions named by the probes' fetchargs, over all targets */
 	struct gil_coderead *coderead; /* --attribution=fast: code objects named from memory */
+	uint64_t new_code_until; /* drain every ROUND_NEW_MS until then */
+	uint64_t code_reads_seen; /* coderead's reads + changed at the last round */
 	struct gil_launch launch;
 	char **skipped; /* "process N: why": targets that could not be recorded */
 	size_t nr_skipped;

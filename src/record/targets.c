@@ -262,6 +262,9 @@ int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live)
 {
 	struct target *t;
 	char why[512] = "";
+
+	/* its code objects are all new: read them while it surely lives */
+	rec->new_code_until = gil_clock_now() + NEW_CODE_NS;
 	int obj;
 
 	if (!gil_proc_exists(pid) || gil_proc_is_kernel_thread(pid)) {

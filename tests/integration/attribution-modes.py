@@ -10,12 +10,19 @@
    (tests/workloads/code_churn.py: f_0, f_1, ... each released in once, 15 ms apart): the fast
    mode names each release after its own f_<i>, never after the function that had the address
    before.
+3. A process that exits right after its calls (gil-record -- python -c): a release the
+   recorder could not name before the exit says so (its why, and a closing warning), and none
+   is named wrong.
 Every pyenv CPython 3.6+ and the system's are tried (a few of them under GIL_TEST_QUICK).
 """
 import bisect
+import glob
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from giltest import *  # noqa: E402,F401,F403
@@ -82,6 +89,7 @@ def record_both(exe):
     fast = Recorder("--pid", w.pid)
     w.go()
     w.wait_done()
+    linger()
     w.finish()
     out = []
     for rec, mode in ((full, "full"), (fast, "fast")):
@@ -102,6 +110,7 @@ def churn(exe, label, failures):
     rec = Recorder("--pid", w.pid)
     w.go()
     done = dict(kv.split("=") for kv in w.wait_done())
+    linger()
     w.finish()
     check(rec.wait() == 0, "gil-record failed: %s" % rec.err)
     header, records, footer = read_recording(rec.files()[0])
@@ -122,6 +131,46 @@ def churn(exe, label, failures):
         failures.append("%s: releases in the churned functions name %s, want f_0 .. f_%d in order"
                         " (%d addresses reused)" % (label, got, CHURN - 1, reused))
     return reused, len(got)
+
+
+EXITED = "process exited before its code object was read"
+
+
+def short_lived(exe, label, failures):
+    """A process that exits right after its calls: what the recorder could not read before the
+    exit is said, in the file (the why) and on screen, never named wrong."""
+    outdir = tempfile.mkdtemp(prefix="gilrec-short-")
+    code = ("import ctypes\nf = ctypes.CDLL(None).getppid\n"
+            "def short():\n    for _ in range(300):\n        f()\nshort()\n")
+    p = subprocess.run(record_command() + ["-o", outdir, "--", exe, "-c", code],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "%s: gil-record -- python -c: %s" % (label, p.stderr))
+    files = glob.glob(os.path.join(outdir, "GIL_*.json"))
+    check(len(files) == 1, "%s: short-lived: files %s" % (label, files))
+    header, records, footer = read_recording(files[0])
+    fns = {}
+    for r in records:
+        if isinstance(r, dict) and "fn" in r:
+            fns[r["fn"]["id"]] = r["fn"]
+    named = exited = wrong = 0
+    for r in records:
+        if isinstance(r, list) and r[1] == 2 and r[0] == header["pid"] and len(r) >= 7:
+            f = fns.get(r[5], {})
+            if f.get("unreadable") == EXITED:
+                exited += 1
+            elif f.get("name") == "short":
+                named += 1
+            elif f.get("file") == "<string>":
+                wrong += 1
+    said = "their process exited before its code objects were read" in p.stderr
+    if named + exited < 300 or wrong:
+        failures.append("%s: short-lived: %d releases in short() named, %d said exited, %d named "
+                        "otherwise in <string>" % (label, named, exited, wrong))
+    if bool(exited) != said:
+        failures.append("%s: short-lived: %d releases unnamed for the exit, warned: %s"
+                        % (label, exited, said))
+    shutil.rmtree(outdir, ignore_errors=True)
+    return named, exited
 
 
 require_kernel()
@@ -147,11 +196,14 @@ for label, exe, ver in interpreters:
                             % (label, what, same, named, ex))
     reused, seen = churn(exe, label, failures)
     row.append("%d/%d, %d reused" % (seen, CHURN, reused))
+    named, exited = short_lived(exe, label, failures)
+    row.append("%d named, %d exited" % (named, exited))
     report.append(row)
 log("matched/all and same/named, full vs fast, per kind; churned functions named / released")
-log("%-16s %-22s %-22s %-22s %s" % ("interpreter", "waits", "holds", "releases", "churn"))
+log("%-16s %-22s %-22s %-22s %-18s %s" % ("interpreter", "waits", "holds", "releases", "churn",
+                                          "short-lived"))
 for r in report:
-    log("%-16s %-22s %-22s %-22s %s" % tuple(r))
+    log("%-16s %-22s %-22s %-22s %-18s %s" % tuple(r))
 for f in failures:
     log("FAIL: " + f)
 check(not failures, "%d failure(s)" % len(failures))
