@@ -8,6 +8,7 @@ Probes for the kernel floor and `perf record` live in a tracefs group of our own
 gilbench_<pid>, created from the sites gil-record itself chose (read from a recording's header),
 and removed on every exit path. No other group is ever touched.
 """
+import argparse
 import atexit
 import glob
 import json
@@ -135,6 +136,22 @@ def fnum(x, digits=0, suffix=""):
     if digits == 0:
         return "{:,.0f}{}".format(x, suffix)
     return "{:,.{}f}{}".format(x, digits, suffix)
+
+
+def rep_args(doc, reps, seconds, python=None, quick=(1, 0.3)):
+    """The options every side-by-side benchmark takes (--quick, --reps, --seconds, --python),
+    parsed; then the checks they all make (root, tracefs) and the signal cleanup."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="one short rep (smoke test)")
+    ap.add_argument("--reps", type=int, default=reps)
+    ap.add_argument("--seconds", type=float, default=seconds)
+    ap.add_argument("--python", default=python)
+    a = ap.parse_args()
+    if a.quick:
+        a.reps, a.seconds = quick
+    require_recording()
+    install_signal_cleanup()
+    return a
 
 
 def rotated(items, k):

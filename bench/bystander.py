@@ -15,7 +15,6 @@ reps), whether a probe ever fired in it, and the target's rate for reference. Wi
 more, the target and the tracer share CPU 0 and the bystander has CPU 1 to itself, so that the
 recorder's own CPU time (which any program competes with) does not pass for probe cost.
 """
-import argparse
 import os
 import sys
 
@@ -24,16 +23,7 @@ import benchlib as B  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--seconds", type=float, default=1.0)
-    ap.add_argument("--python", default=None)
-    a = ap.parse_args()
-    if a.quick:
-        a.reps, a.seconds = 1, 0.3
-    B.require_recording()
-    B.install_signal_cleanup()
+    a = B.rep_args(__doc__, 7, 1.0)
     python = a.python or B.default_python()
     group = B.ProbeGroup(B.probe_sites(python))
     try:

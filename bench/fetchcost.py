@@ -16,7 +16,6 @@ Each set is counted by perf stat (the probes' cost, no record) and drained by th
 reader (one sample per hit: what a recorder pays at least). Reported: ops/s, the cost per hit
 over the bare probe, and the sample's size. Root; needs perf for the counted rows.
 """
-import argparse
 import os
 import re
 import sys
@@ -79,16 +78,7 @@ def variant(sites, kind):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--seconds", type=float, default=1.5)
-    ap.add_argument("--python", default=None)
-    a = ap.parse_args()
-    if a.quick:
-        a.reps, a.seconds = 1, 0.3
-    B.require_recording()
-    B.install_signal_cleanup()
+    a = B.rep_args(__doc__, 5, 1.5)
     python = a.python or B.default_python()
     perf = B.have_perf()
     if not B.minreader_path():

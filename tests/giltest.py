@@ -139,7 +139,18 @@ class Workload:
         if not r:
             self.kill()
             fail("workload silent for %ss" % timeout)
-        return self.p.stdout.readline()
+        line = self.p.stdout.readline()
+        if not line:
+            # it ended: say how (a signal is what a wrong probe address would give)
+            try:
+                rc = self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                rc = None
+            how = ("killed by %s" % signal.Signals(-rc).name) if rc is not None and rc < 0 \
+                else "exit status %s" % rc
+            fail("workload %s ended before its next line: %s" % (" ".join(self.p.args[:3]),
+                                                                   how))
+        return line
 
     def go(self, line="go"):
         self.p.stdin.write(line + "\n")
@@ -151,6 +162,8 @@ class Workload:
         return line.split()[1:]
 
     def finish(self, timeout=60):
+        if self.p.poll() is None:
+            linger()
         try:
             self.p.stdin.close()
         except BrokenPipeError:
@@ -163,12 +176,15 @@ class Workload:
             self.p.wait()
 
 
+LINGER_S = 0.15  # the arm64 pass, 10 - 30x slower, waits longer
+
+
 def linger():
     """Before a workload exits: by default gil-record names a function from the process's
     memory, read when it drains its rings (every 2 ms while code objects are new, else 50 ms),
     so a process that exits before that leaves it unnamed (said so: tested in
-    attribution-modes.py). Tests of what is named let the recorder read first."""
-    time.sleep(0.15)
+    attribution-modes.py). Workload.finish() lets the recorder read first."""
+    time.sleep(LINGER_S)
 
 
 def record_command():

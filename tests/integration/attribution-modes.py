@@ -89,7 +89,6 @@ def record_both(exe):
     fast = Recorder("--pid", w.pid)
     w.go()
     w.wait_done()
-    linger()
     w.finish()
     out = []
     for rec, mode in ((full, "full"), (fast, "fast")):
@@ -110,7 +109,6 @@ def churn(exe, label, failures):
     rec = Recorder("--pid", w.pid)
     w.go()
     done = dict(kv.split("=") for kv in w.wait_done())
-    linger()
     w.finish()
     check(rec.wait() == 0, "gil-record failed: %s" % rec.err)
     header, records, footer = read_recording(rec.files()[0])
@@ -160,8 +158,8 @@ def short_lived(exe, label, failures):
                 exited += 1
             elif f.get("name") == "short":
                 named += 1
-            elif f.get("file") == "<string>":
-                wrong += 1
+            elif f.get("file") == "<string>" and f.get("name") != "<module>":
+                wrong += 1  # the script's own code named after another of its functions
     said = "their process exited before its code objects were read" in p.stderr
     if named + exited < 300 or wrong:
         failures.append("%s: short-lived: %d releases in short() named, %d said exited, %d named "

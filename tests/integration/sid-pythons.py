@@ -51,7 +51,6 @@ def run(root, ver, hide_debug, script, name, failures, rows):
     rec = FileRecorder("--pid", w.pid)
     w.go()
     done = w.wait_done()
-    linger()
     w.finish()
     rc = rec.wait()
     check(rc == 0, "%s: gil-record exited %d: %s" % (label, rc, rec.err))
@@ -107,7 +106,6 @@ def run_roles(root, ver, hide_debug, failures, lines):
     rec = FileRecorder("--pid", w.pid)
     w.go()
     tids = {role: int(tid) for role, tid in (kv.split("=") for kv in w.wait_done())}
-    linger()
     w.finish()
     rc = rec.wait()
     check(rc == 0, "%s: gil-record exited %d: %s" % (label, rc, rec.err))
