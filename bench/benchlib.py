@@ -210,11 +210,16 @@ def wait_rusage(p, timeout, hwm=0):
     return p.returncode, ru.ru_utime + ru.ru_stime, hwm
 
 
-def proc_cpu_s(pid):
-    """utime + stime of a live process from /proc/<pid>/stat."""
+def proc_cpu_split(pid):
+    """(utime, stime) of a live process from /proc/<pid>/stat, in seconds."""
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / os.sysconf("SC_CLK_TCK"), int(fields[12]) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_s(pid):
+    """utime + stime of a live process from /proc/<pid>/stat."""
+    return sum(proc_cpu_split(pid))
 
 
 def proc_rss_kb(pid):
@@ -318,8 +323,9 @@ def footer_of(path):
     return None
 
 
-def probe_sites(python):
-    """The uprobes gil-record defines for @python, copied from tracefs while it records.
+def probe_sites(python, extra=()):
+    """The uprobes gil-record (with options @extra) defines for @python, copied from tracefs
+    while it records.
 
     Returns [(kind "p"/"r", event name, "PATH:OFFSET", fetchargs)]: the same sites and the
     same fetchargs (attribution reads), so that perf measures exactly what gil-record pays.
@@ -329,7 +335,8 @@ def probe_sites(python):
     rec = None
     try:
         time.sleep(0.2)
-        rec = subprocess.Popen([GIL_RECORD, "-p", str(p.pid), "-o", d], stdout=subprocess.PIPE,
+        rec = subprocess.Popen([GIL_RECORD, "-p", str(p.pid), "-o", d] + list(extra),
+                               stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
         err, lines, deadline = "", [], time.time() + 60
         while time.time() < deadline and rec.poll() is None:

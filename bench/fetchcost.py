@@ -23,7 +23,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
 
-HEADS = ["fetchargs", "recorded by", "ops/s", "slowdown", "vs bare", "ns per hit over bare",
+HEADS = ["fetchargs", "recorded by", "ops/s", "slowdown", "vs none, same recorder",
+         "ns per hit over none",
          "reads per call", "raw bytes per call"]
 
 
@@ -83,7 +84,7 @@ def main():
     perf = B.have_perf()
     if not B.minreader_path():
         B.skip("no C compiler for bench/minreader.c")
-    sites = B.probe_sites(python)
+    sites = B.probe_sites(python, ["--attribution=full"])  # every read: the others derive
     kinds = ["none", "pointer", "pointer+1", "full"]
     groups, tracers, meta = [], [B.NoTracer()], {}
     tracers[0].name = "untraced"

@@ -8,7 +8,8 @@ and retakes the GIL), recorded by gil-record with default settings and no --pid 
 on the host), once for --short seconds (10) and once for --long (60). Reported per run: events,
 lost events, gil-record's CPU per million events, and its RSS sampled every second (at 10% /
 50% / the end of the run, and the peak). Flat means the long run's CPU per million events and
-RSS match the short run's.
+RSS match the short run's. CPU is split in user (gil-record's own work) and system time (the
+kernel's, mostly copying the recording into the page cache).
 """
 import argparse
 import glob
@@ -23,9 +24,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
 
 
-def run(python, procs, threads, seconds):
+def run(python, procs, threads, seconds, keep=None):
     ws = [B.Workload(python, "release.py", threads, seconds, "read") for _ in range(procs)]
-    d = tempfile.mkdtemp(prefix="gilbench-scale-")
+    d = tempfile.mkdtemp(prefix="gilbench-scale-", dir=keep)
     p = None
     try:
         p = subprocess.Popen([B.GIL_RECORD, "-o", d, "-q"], stdout=subprocess.DEVNULL,
@@ -46,6 +47,7 @@ def run(python, procs, threads, seconds):
         else:
             raise RuntimeError("gil-record did not pick up every workload in 120 s")
         cpu0 = B.proc_cpu_s(p.pid)
+        split0 = B.proc_cpu_split(p.pid)
         t0 = time.time()
         for w in ws:
             w.go()
@@ -54,6 +56,7 @@ def run(python, procs, threads, seconds):
             time.sleep(1.0)
             samples.append((time.time() - t0, B.proc_rss_kb(p.pid), B.proc_cpu_s(p.pid) - cpu0))
         done = [w.wait_done() for w in ws]
+        split = [b - a for a, b in zip(split0, B.proc_cpu_split(p.pid))]
         for w in ws:
             w.finish()
         B.interrupt(p)
@@ -70,13 +73,15 @@ def run(python, procs, threads, seconds):
         secs = max(s for _, s in done)
         return {"events": events, "lost": lost, "cpu_s": cpu - cpu0, "seconds": secs,
                 "rss": [s[1] for s in samples if s[1]], "hwm_kb": hwm,
-                "ops": sum(n for n, _ in done), "samples": samples}
+                "ops": sum(n for n, _ in done), "samples": samples, "user_s": split[0],
+                "sys_s": split[1]}
     finally:
         if p is not None and p.poll() is None:
             B.kill_tracer(type("T", (), {"p": p})())
         for w in ws:
             w.kill()
-        shutil.rmtree(d, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def main():
@@ -87,6 +92,7 @@ def main():
     ap.add_argument("--short", type=float, default=10.0)
     ap.add_argument("--long", type=float, default=60.0)
     ap.add_argument("--python", default=None)
+    ap.add_argument("--keep", metavar="DIR", help="keep the recordings in a new directory in DIR")
     a = ap.parse_args()
     if a.quick:
         a.procs, a.threads, a.short, a.long = 2, 2, 1.0, 2.0
@@ -96,12 +102,15 @@ def main():
     rows = []
     for secs in (a.short, a.long):
         B.log("scale: %d x %d threads for %.0f s" % (a.procs, a.threads, secs))
-        r = run(python, a.procs, a.threads, secs)
+        r = run(python, a.procs, a.threads, secs, a.keep)
         rss = r["rss"]
         rows.append(["%.0f s" % r["seconds"], B.fnum(r["events"]),
                      B.fnum(r["events"] / r["seconds"]), str(r["lost"]),
                      "%.1f%%" % (r["cpu_s"] / r["seconds"] * 100),
                      B.fnum(r["cpu_s"] / r["events"] * 1e6, 3) if r["events"] else "-",
+                     "%s / %s" % (B.fnum(r["user_s"] / r["events"] * 1e6, 3),
+                                  B.fnum(r["sys_s"] / r["events"] * 1e6, 3))
+                     if r["events"] else "-",
                      " / ".join("%.1f" % (rss[int(f * (len(rss) - 1))] / 1024)
                                 for f in (0.1, 0.5, 1.0)) if rss else "-",
                      "%.1f" % (r["hwm_kb"] / 1024)])
@@ -109,7 +118,8 @@ def main():
         a.procs, a.threads, python, B.python_version(python)))
     B.out("")
     B.out(B.table(["recording", "GIL events", "events/s", "lost", "gil-record CPU",
-                   "CPU s per M events", "RSS MB at 10% / 50% / end", "peak RSS MB"], rows))
+                   "CPU s per M events", "of which user / sys", "RSS MB at 10% / 50% / end",
+                   "peak RSS MB"], rows))
     B.out("")
 
 

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The recording writer: one record per line, buffered, flushed by the recorder every round. */
+/*
+ * The recording writer: one record per line, buffered, flushed by the recorder every round.
+ * What is flushed is written by a thread of its own, in order per file: a disk that stalls
+ * (the page cache writing back gigabytes of recording: 0.3 s on this VM's disk) stalls that
+ * thread, not the recorder draining the kernel's rings, which lost 340,745 events in such a
+ * stall before. At most WQ_MAX_BYTES wait; past that a flush waits as the write did before.
+ */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +25,7 @@
 #define WBUF_SIZE (256 * 1024)
 /* Longest line we build in place (an interval is < 100 bytes); larger ones are written whole. */
 #define LINE_MAX_FAST 512
+#define WQ_MAX_BYTES (64u << 20) /* flushed data not yet written, over all files */
 
 struct gil_rawfile {
 	int fd;
@@ -28,7 +36,150 @@ struct gil_rawfile {
 	bool attribution; /* intervals carry fn and reason */
 	uint64_t intervals;
 	char err[256];
+	unsigned int pending; /* jobs queued for the writer thread (wq.mu) */
+	int werrno; /* its first failed write's errno (wq.mu) */
 };
+
+/* ---- the writer thread ---- */
+
+struct wjob {
+	struct gil_rawfile *w;
+	char *buf;
+	size_t len;
+	struct wjob *next;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t work; /* a job was queued, or stop */
+	pthread_cond_t room; /* a job was written */
+	struct wjob *head, *tail;
+	size_t bytes;
+	unsigned int files; /* open files: the thread runs while there are */
+	bool running, stop;
+	pthread_t th;
+} wq = {
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.work = PTHREAD_COND_INITIALIZER,
+	.room = PTHREAD_COND_INITIALIZER,
+};
+
+static void *writer_main(void *arg)
+{
+	struct wjob *j;
+	int skip, r;
+
+	(void)arg;
+	pthread_mutex_lock(&wq.mu);
+	for (;;) {
+		while (!wq.head && !wq.stop)
+			pthread_cond_wait(&wq.work, &wq.mu);
+		if (!wq.head)
+			break;
+		j = wq.head;
+		wq.head = j->next;
+		if (!wq.head)
+			wq.tail = NULL;
+		skip = j->w->werrno; /* after a failed write nothing more of that file */
+		pthread_mutex_unlock(&wq.mu);
+		r = !skip && gil_write_all(j->w->fd, j->buf, j->len) < 0 ? (errno ? errno : EIO) : 0;
+		pthread_mutex_lock(&wq.mu);
+		if (r && !j->w->werrno)
+			j->w->werrno = r;
+		wq.bytes -= j->len;
+		j->w->pending--;
+		pthread_cond_broadcast(&wq.room);
+		free(j->buf);
+		free(j);
+	}
+	pthread_mutex_unlock(&wq.mu);
+	return NULL;
+}
+
+/* Queue a copy of @n bytes at @p for @w; 1: queued, 0: write them here (no thread or memory). */
+static int submit(struct gil_rawfile *w, const char *p, size_t n)
+{
+	struct wjob *j = malloc(sizeof(*j));
+
+	if (j)
+		j->buf = malloc(n);
+	if (!j || !j->buf) {
+		free(j);
+		return 0;
+	}
+	memcpy(j->buf, p, n);
+	j->w = w;
+	j->len = n;
+	j->next = NULL;
+	pthread_mutex_lock(&wq.mu);
+	if (!wq.running) {
+		wq.stop = false;
+		wq.running = pthread_create(&wq.th, NULL, writer_main, NULL) == 0;
+	}
+	/* not running, or being stopped by another recorder's last file: write in line */
+	if (!wq.running || wq.stop) {
+		pthread_mutex_unlock(&wq.mu);
+		free(j->buf);
+		free(j);
+		return 0;
+	}
+	while (wq.bytes && wq.bytes + n > WQ_MAX_BYTES)
+		pthread_cond_wait(&wq.room, &wq.mu);
+	if (wq.tail)
+		wq.tail->next = j;
+	else
+		wq.head = j;
+	wq.tail = j;
+	wq.bytes += n;
+	w->pending++;
+	pthread_cond_signal(&wq.work);
+	pthread_mutex_unlock(&wq.mu);
+	return 1;
+}
+
+/* Wait until everything queued for @w is written; its errno if a write failed, else 0. */
+static int drain(struct gil_rawfile *w)
+{
+	int e;
+
+	pthread_mutex_lock(&wq.mu);
+	while (w->pending)
+		pthread_cond_wait(&wq.room, &wq.mu);
+	e = w->werrno;
+	pthread_mutex_unlock(&wq.mu);
+	return e;
+}
+
+/* The first failed write's errno of @w so far (written by the thread), 0 if none. */
+static int failed(struct gil_rawfile *w)
+{
+	int e;
+
+	pthread_mutex_lock(&wq.mu);
+	e = w->werrno;
+	pthread_mutex_unlock(&wq.mu);
+	return e;
+}
+
+/* One file fewer: the last one stops the thread (a library user's process keeps none). */
+static void release_writer(void)
+{
+	bool join = false;
+
+	pthread_mutex_lock(&wq.mu);
+	if (wq.files && !--wq.files && wq.running) {
+		wq.stop = true;
+		pthread_cond_signal(&wq.work);
+		join = true;
+	}
+	pthread_mutex_unlock(&wq.mu);
+	if (join) {
+		pthread_join(wq.th, NULL);
+		pthread_mutex_lock(&wq.mu);
+		wq.running = false;
+		pthread_mutex_unlock(&wq.mu);
+	}
+}
 
 struct gil_rawfile *gil_rawfile_create(int dirfd, const char *name, char *err, size_t errlen)
 {
@@ -59,16 +210,33 @@ struct gil_rawfile *gil_rawfile_create(int dirfd, const char *name, char *err, s
 		return NULL;
 	}
 	w->fd = fd;
+	pthread_mutex_lock(&wq.mu);
+	wq.files++;
+	pthread_mutex_unlock(&wq.mu);
 	return w;
 }
 
+static int write_failed(struct gil_rawfile *w, int e)
+{
+	return gil_err(w->err, sizeof(w->err), "cannot write %s: %s", w->name, strerror(e));
+}
+
+/* Write @n bytes at @p after everything before them: through the thread when it can. */
 static int write_all(struct gil_rawfile *w, const char *p, size_t n)
 {
+	int e;
+
 	if (w->err[0])
 		return -1;
+	if ((e = failed(w)))
+		return write_failed(w, e);
+	if (!n || submit(w, p, n))
+		return 0;
+	/* in line: after what is queued, so that the order holds */
+	if ((e = drain(w)))
+		return write_failed(w, e);
 	if (gil_write_all(w->fd, p, n) < 0)
-		return gil_err(w->err, sizeof(w->err), "cannot write %s: %s", w->name,
-			       strerror(errno));
+		return write_failed(w, errno);
 	return 0;
 }
 
@@ -253,7 +421,7 @@ int gil_rawfile_function(struct gil_rawfile *w, uint32_t id, const char *name, c
 int gil_rawfile_finish(struct gil_rawfile *w, struct json_object *footer)
 {
 	static const char tail[] = "\n]}\n";
-	int ret = 0;
+	int ret = 0, e;
 	char *p;
 
 	if (!w || w->fd < 0)
@@ -266,6 +434,10 @@ int gil_rawfile_finish(struct gil_rawfile *w, struct json_object *footer)
 		w->len += sizeof(tail) - 1;
 	}
 	if (gil_rawfile_flush(w) < 0 || !p)
+		ret = -1;
+	if ((e = drain(w)) && !w->err[0])
+		write_failed(w, e);
+	if (w->err[0])
 		ret = -1;
 	if (close(w->fd) < 0 && !w->err[0]) {
 		gil_err(w->err, sizeof(w->err), "cannot write %s: %s", w->name, strerror(errno));
@@ -292,8 +464,12 @@ void gil_rawfile_free(struct gil_rawfile *w)
 	if (w->fd >= 0) {
 		/* Not finished: keep what is complete on disk, readable as a cut recording. */
 		gil_rawfile_flush(w);
+		drain(w);
 		close(w->fd);
+	} else {
+		drain(w); /* nothing is queued after finish; still, never free what the thread uses */
 	}
+	release_writer();
 	free(w->buf);
 	free(w->name);
 	free(w);
