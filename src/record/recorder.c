@@ -239,11 +239,12 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 	 * then the process may have exited, or the object died and its address holds another.
 	 * Drained every 2 ms, the reads come before that; but draining so often cost the release
 	 * workload 17% (bench/overhead.py), every 50 ms nothing. So rounds are short only while
-	 * code objects are new: for 250 ms after one was first read or found changed, and after
-	 * a process became a target. A steady program pays nothing; what is still read too late
-	 * gets a why of its own and the closing warning.
+	 * code objects are new: for 250 ms after one was first read or found changed, and from a
+	 * target's start until the first is read. A steady program pays nothing; what is still
+	 * read too late gets a why of its own and the closing warning.
 	 */
-	wait = rec->coderead && now < rec->new_code_until ? ROUND_NEW_MS : ROUND_MS;
+	wait = rec->coderead && (now < rec->new_code_until || now < rec->fresh_until) ? ROUND_NEW_MS
+										       : ROUND_MS;
 	if (timeout_ms >= 0 && timeout_ms < wait)
 		wait = timeout_ms;
 	if (rec->deadline && rec->deadline > now && (rec->deadline - now) / 1000000 < (uint64_t)wait)
@@ -312,8 +313,10 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 	if (rec->coderead) {
 		const struct gil_coderead_stats *cs = gil_coderead_stats(rec->coderead);
 
-		if (cs->reads + cs->changed != rec->code_reads_seen)
+		if (cs->reads + cs->changed != rec->code_reads_seen) {
 			rec->new_code_until = round_start + NEW_CODE_NS;
+			rec->fresh_until = 0;
+		}
 		rec->code_reads_seen = cs->reads + cs->changed;
 	}
 	for (i = 0; i < rec->nr_targets; i++) {

@@ -31,6 +31,7 @@
 #define ROUND_MS 50 /* rings are drained at least this often */
 #define ROUND_NEW_MS 2 /* and this often while code objects are new (--attribution=fast) */
 #define NEW_CODE_NS 250000000ull /* for this long after one was first read or found changed */
+#define FRESH_NS 10000000000ull /* and after a target starts, until a code object is read */
 #define RESCAN_NS 1000000000ull /* all-process mode looks for new processes every second */
 #define MAX_NAMES 4096
 
@@ -130,6 +131,7 @@ struct gil_recorder {
 	struct gil_fntab *fntab; /* functions named by the probes' fetchargs, over all targets */
 	struct gil_coderead *coderead; /* --attribution=fast: code objects named from memory */
 	uint64_t new_code_until; /* drain every ROUND_NEW_MS until then */
+	uint64_t fresh_until; /* and until then, or until the next code object is read */
 	uint64_t code_reads_seen; /* coderead's reads + changed at the last round */
 	struct gil_launch launch;
 	char **skipped; /* "process N: why": targets that could not be recorded */

@@ -191,6 +191,11 @@ int rec_start_target(struct gil_recorder *rec, struct target *t)
 		}
 	}
 	t->start_ns = rec->state == R_STARTED ? gil_clock_now() : rec->start_ns;
+	/*
+	 * Its code objects are all new: short rounds until the first is read (however long its
+	 * DWARF took, or the program waits before its first call), for at most FRESH_NS.
+	 */
+	rec->fresh_until = gil_clock_now() + FRESH_NS;
 	t->pairing = gil_pairing_alloc(t->start_ns, rec_emit_interval, t);
 	if (!t->pairing) {
 		rec_set_err(rec, "out of memory");
@@ -262,9 +267,6 @@ int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live)
 {
 	struct target *t;
 	char why[512] = "";
-
-	/* its code objects are all new: read them while it surely lives */
-	rec->new_code_until = gil_clock_now() + NEW_CODE_NS;
 	int obj;
 
 	if (!gil_proc_exists(pid) || gil_proc_is_kernel_thread(pid)) {

@@ -13,10 +13,14 @@
 3. A process that exits right after its calls (gil-record -- python -c): a release the
    recorder could not name before the exit says so (its why, and a closing warning), and none
    is named wrong.
+4. The converter's output: both modes' recordings convert, and their Chrome traces name the
+   same functions on >= 99% of the holds; the recordings of 0.1.0 in tests/data/real still
+   convert (trace and --summary).
 Every pyenv CPython 3.6+ and the system's are tried (a few of them under GIL_TEST_QUICK).
 """
 import bisect
 import glob
+import json
 import os
 import re
 import shutil
@@ -83,7 +87,7 @@ def compare(full, fast, kind):
     return total, matched, named, same, examples
 
 
-def record_both(exe):
+def record_both(exe, paths):
     w = Workload(exe, "attribution.py", SECONDS)
     full = Recorder("--pid", w.pid, "--attribution=full")
     fast = Recorder("--pid", w.pid)
@@ -101,7 +105,44 @@ def record_both(exe):
               "%s: header's attribution says %s" % (mode, att))
         check(footer and footer.get("lost") == 0, "%s: events lost: %s" % (mode, footer))
         out.append(records)
+        paths.append(files[0])
     return out
+
+
+def converted_holds(path):
+    """gil-convert's Chrome trace of @path: tid -> sorted [(ts in us, function or None)]."""
+    out = path + ".trace.json"
+    p = subprocess.run([GIL_CONVERT, "-q", "-o", out, path], capture_output=True, text=True)
+    check(p.returncode == 0, "gil-convert %s: %s" % (path, p.stderr))
+    with open(out) as f:
+        doc = json.load(f)
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    holds = {}
+    for e in ev:
+        if e.get("ph") == "X" and e.get("name") == "hold_gil":
+            holds.setdefault(e["tid"], []).append((float(e["ts"]),
+                                                   e.get("args", {}).get("function")))
+    for v in holds.values():
+        v.sort()
+    return holds
+
+
+def converted_alike(full_path, fast_path):
+    """(full's named holds, of those the same in fast's trace) in the converted traces."""
+    a, b = converted_holds(full_path), converted_holds(fast_path)
+    named = same = 0
+    for tid, ivs in a.items():
+        starts = [s for s, _ in b.get(tid, [])]
+        for start, fn in ivs:
+            if fn is None:
+                continue
+            named += 1
+            i = bisect.bisect_left(starts, start)
+            near = [j for j in (i - 1, i) if 0 <= j < len(starts)]
+            if near:
+                j = min(near, key=lambda j: abs(starts[j] - start))
+                same += abs(starts[j] - start) < 200 and b[tid][j][1] == fn
+    return named, same
 
 
 def churn(exe, label, failures):
@@ -178,8 +219,19 @@ if os.environ.get("GIL_TEST_QUICK"):
 if not interpreters:
     skip("no CPython 3.6+ on this machine")
 failures, report = [], []
+# Recordings made before the fast mode (tests/data/real, by 0.1.0) still convert.
+for old in sorted(glob.glob(os.path.join(TOP_SRCDIR, "tests", "data", "real", "GIL_*.json"))):
+    for args in (["-o", os.path.join(tempfile.mkdtemp(prefix="gilconv-"), "t.json")],
+                 ["--summary"]):
+        p = subprocess.run([GIL_CONVERT, "-q"] + args + [old], capture_output=True, text=True)
+        check(p.returncode == 0, "gil-convert %s %s: %s" % (" ".join(args), old, p.stderr))
 for label, exe, ver in interpreters:
-    full, fast = record_both(exe)
+    paths = []
+    full, fast = record_both(exe, paths)
+    named, same = converted_alike(*paths)
+    if named < 50 or same < 0.99 * named:
+        failures.append("%s: converted traces: fast names %d of full's %d holds alike"
+                        % (label, same, named))
     row = [label]
     for kind, what in ((0, "waits"), (1, "holds"), (2, "releases")):
         total, matched, named, same, ex = compare(full, fast, kind)
