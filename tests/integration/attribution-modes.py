@@ -19,6 +19,7 @@
 Every pyenv CPython 3.6+ and the system's are tried (a few of them under GIL_TEST_QUICK).
 """
 import bisect
+import collections
 import glob
 import json
 import os
@@ -110,7 +111,7 @@ def record_both(exe, paths):
 
 
 def converted_holds(path):
-    """gil-convert's Chrome trace of @path: tid -> sorted [(ts in us, function or None)]."""
+    """gil-convert's Chrome trace of @path: tid -> Counter of the functions its holds name."""
     out = path + ".trace.json"
     p = subprocess.run([GIL_CONVERT, "-q", "-o", out, path], capture_output=True, text=True)
     check(p.returncode == 0, "gil-convert %s: %s" % (path, p.stderr))
@@ -120,28 +121,24 @@ def converted_holds(path):
     holds = {}
     for e in ev:
         if e.get("ph") == "X" and e.get("name") == "hold_gil":
-            holds.setdefault(e["tid"], []).append((float(e["ts"]),
-                                                   e.get("args", {}).get("function")))
-    for v in holds.values():
-        v.sort()
+            fn = e.get("args", {}).get("function")
+            holds.setdefault(e["tid"], collections.Counter())[fn] += 1
     return holds
 
 
 def converted_alike(full_path, fast_path):
-    """(full's named holds, of those the same in fast's trace) in the converted traces."""
+    """(full's named holds, of those named alike in fast's trace), thread by thread: each
+    file's realtime mapping is its own, so the traces' timestamps are not compared (the
+    records' were, above); the functions and how often each is held must agree."""
     a, b = converted_holds(full_path), converted_holds(fast_path)
     named = same = 0
-    for tid, ivs in a.items():
-        starts = [s for s, _ in b.get(tid, [])]
-        for start, fn in ivs:
+    for tid, fns in a.items():
+        other = b.get(tid, collections.Counter())
+        for fn, n in fns.items():
             if fn is None:
                 continue
-            named += 1
-            i = bisect.bisect_left(starts, start)
-            near = [j for j in (i - 1, i) if 0 <= j < len(starts)]
-            if near:
-                j = min(near, key=lambda j: abs(starts[j] - start))
-                same += abs(starts[j] - start) < 200 and b[tid][j][1] == fn
+            named += n
+            same += min(n, other.get(fn, 0))
     return named, same
 
 
