@@ -10,15 +10,15 @@
 #endif
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include "coderead.h"
+#include "common/util.h"
+#include "procs.h"
 
 #define NR_SLOTS (1u << 14) /* entries kept; all are dropped when three quarters are used */
 #define HEAD_MAX 512 /* the code object's fields read: every layout's are in its first bytes */
@@ -73,20 +73,17 @@ static size_t peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 /* Whether @pid's memory is gone: exited, a zombie, or past the release of its address space. */
 static bool gone(pid_t pid)
 {
-	char path[48], buf[64];
-	ssize_t n;
-	int fd;
+	char path[48], *statm;
+	bool none;
 
+	if (!gil_proc_exists(pid))
+		return true;
+	/* still running its exit: its address space may already be released (no pages) */
 	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
-	return buf[0] == '0' && buf[1] == ' '; /* no pages: no address space */
+	statm = gil_read_file(path, 64, NULL);
+	none = !statm || !strncmp(statm, "0 ", 2);
+	free(statm);
+	return none;
 }
 
 static uint64_t u64_at(const unsigned char *b, int64_t off)
