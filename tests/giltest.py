@@ -205,8 +205,10 @@ class Recorder:
         env = dict(os.environ)
         if os.environ.get("GIL_VALGRIND") == "1":
             env["LD_LIBRARY_PATH"] = os.path.join(TOP_BUILDDIR, ".libs")
-        # stderr goes to a file: nothing is lost between "recording" and the end.
-        self.errfile = tempfile.NamedTemporaryFile(prefix="gilrec-err-", suffix=".txt")
+        # stderr goes to a file: nothing is lost between "recording" and the end. It lives in
+        # the scratch directory, which goes when the test ends.
+        self.errfile = tempfile.NamedTemporaryFile(prefix="gilrec-err-", suffix=".txt",
+                                                   delete=False)
         self.p = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=self.errfile,
                                   text=True, env=env)
         self.err = ""
@@ -275,10 +277,31 @@ def probes_of_ours():
         return []
 
 
+def group_owner_gone(group):
+    """Is the recorder that made group gil_<pid>_<pidns>_<start> gone for sure? As --cleanup
+    decides: only a group of our pid namespace whose pid names no process now, or one that
+    started at another time. Tracefs is shared by all pid namespaces on the kernel, and a
+    recorder in a container has a pid that says nothing here."""
+    m = re.match(r"^gil_(\d+)_([0-9a-f]+)_(\d+)$", group)
+    if not m or int(m.group(2), 16) != os.stat("/proc/self/ns/pid").st_ino:
+        return False
+    try:
+        with open("/proc/%s/stat" % m.group(1)) as f:
+            start = f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return True
+    return start != m.group(3)
+
+
+def group_prefix(pid):
+    """The start of the probe group name a recorder of ours with this pid makes: with our pid
+    namespace, since a recorder in a container may have the same pid in its own."""
+    return "gil_%d_%x_" % (pid, os.stat("/proc/self/ns/pid").st_ino)
+
+
 def check_no_probes():
-    """No group gil_<pid>_... whose recorder is gone: a leak (live recorders' groups are theirs)."""
-    left = [l for l in probes_of_ours()
-            if not os.path.exists("/proc/%s" % l.split("/")[0][len("p:gil_"):].split("_")[0])]
+    """No group of a recorder that is gone: a leak (live recorders' groups are theirs)."""
+    left = [l for l in probes_of_ours() if group_owner_gone(l[2:].split("/")[0])]
     check(not left, "probe groups left behind: %s" % left)
 
 

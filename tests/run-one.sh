@@ -18,9 +18,18 @@ if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 	rc=1
 fi
 # A group gil_<pid>_<pidns>_<start> whose recorder is gone is a leak: an exit path did not clean up.
+# Gone means what gil-record --cleanup means: the group was made in our pid namespace, and its pid
+# names no process now, or one that started at another time. Tracefs is shared by every pid
+# namespace on the kernel: a recorder running in a container has a pid that says nothing here.
 if [ -r "$tracing/uprobe_events" ]; then
-	leaked=$(sed -n 's/^[pr]:gil_\([0-9][0-9]*\)\(_[0-9a-f]*_[0-9]*\)\{0,1\}\/.*/\1/p' "$tracing/uprobe_events" | sort -u |
-		while read -r owner; do [ -d "/proc/$owner" ] || echo "gil_$owner"; done)
+	selfns=$(stat -Lc %i /proc/self/ns/pid 2>/dev/null || echo 0)
+	leaked=$(sed -n 's/^[pr]:gil_\([0-9][0-9]*\)_\([0-9a-f][0-9a-f]*\)_\([0-9][0-9]*\)\/.*/\1 \2 \3/p' \
+		"$tracing/uprobe_events" | sort -u |
+		while read -r pid ns start; do
+			[ "$(printf '%d' "0x$ns")" = "$selfns" ] || continue
+			now=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20)
+			[ "$now" = "$start" ] || echo "gil_${pid}_${ns}_${start}"
+		done)
 	if [ -n "$leaked" ]; then
 		echo "FAIL: probe groups left in $tracing/uprobe_events: $leaked" >&2
 		[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] && rc=1

@@ -36,7 +36,7 @@ try:
     # SIGKILL: the group stays; the file is readable up to its last complete line.
     rec = Recorder("--pid", w.pid)
     time.sleep(1.0)
-    group = "gil_%d_" % rec.p.pid
+    group = group_prefix(rec.p.pid)
     rec.signal(signal.SIGKILL)
     rec.wait()
     left = [l for l in probes_of_ours() if l[2:].startswith(group)]
@@ -77,7 +77,7 @@ try:
 
     # And a new recording cleans a stale group by itself.
     rec = Recorder("--pid", w.pid)
-    group = "gil_%d_" % rec.p.pid
+    group = group_prefix(rec.p.pid)
     rec.signal(signal.SIGKILL)
     rec.wait()
     check([l for l in probes_of_ours() if l[2:].startswith(group)], "no stale group to test with")
