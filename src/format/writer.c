@@ -439,10 +439,8 @@ int gil_rawfile_finish(struct gil_rawfile *w, struct json_object *footer)
 		write_failed(w, e);
 	if (w->err[0])
 		ret = -1;
-	if (close(w->fd) < 0 && !w->err[0]) {
-		gil_err(w->err, sizeof(w->err), "cannot write %s: %s", w->name, strerror(errno));
-		ret = -1;
-	}
+	if (close(w->fd) < 0 && !w->err[0])
+		ret = write_failed(w, errno);
 	w->fd = -1;
 	return ret;
 }
@@ -461,14 +459,12 @@ void gil_rawfile_free(struct gil_rawfile *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0) {
-		/* Not finished: keep what is complete on disk, readable as a cut recording. */
+	/* Not finished: keep what is complete on disk, readable as a cut recording. */
+	if (w->fd >= 0)
 		gil_rawfile_flush(w);
-		drain(w);
+	drain(w); /* never free what the thread still writes */
+	if (w->fd >= 0)
 		close(w->fd);
-	} else {
-		drain(w); /* nothing is queued after finish; still, never free what the thread uses */
-	}
 	release_writer();
 	free(w->buf);
 	free(w->name);
