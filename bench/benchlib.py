@@ -443,6 +443,11 @@ def install_signal_cleanup():
 # cpu_s (the tracer's CPU from enabling to exit: its setup before is cpu_startup_s), rss_kb
 # (peak), events it saw (or counted), lost as it reported them.
 
+# The two floors' names in every table: gil-record's sites without any fetch, counted by perf
+# stat (the trap itself) and drained by bench/minreader.c (one record per hit, dropped).
+BARE_PROBES, BARE_READER = "perf stat, no fetchargs", "minimal reader, no fetchargs"
+
+
 class NoTracer:
     name = "untraced"
 
@@ -636,7 +641,11 @@ class GilRecord:
 
 def kill_tracer(tracer):
     """After a failure: end the tracer's process so that our probe group can be removed."""
-    p = getattr(tracer, "p", None)
+    end_process(getattr(tracer, "p", None))
+
+
+def end_process(p):
+    """End process @p (a Popen, or None) like Ctrl+C, killing it if it does not go in 30 s."""
     if p is not None and p.poll() is None:
         p.send_signal(signal.SIGINT)
         try:

@@ -49,9 +49,9 @@ def measure(python, script, args, tracers, reps):
             floor = this.get(getattr(t, "floor", None) or "", {}).get("rate")
             r["ratio"] = base / r["rate"] if r["rate"] else None
             r["vs_floor"] = floor / r["rate"] if floor and r["rate"] else None
-            bare = this.get("perf stat, no fetchargs", {}).get("rate")
+            bare = this.get(B.BARE_PROBES, {}).get("rate")
             r["vs_bare"] = bare / r["rate"] if bare and r["rate"] else None
-            mp = this.get("minimal reader, no fetchargs", {}).get("rate")
+            mp = this.get(B.BARE_READER, {}).get("rate")
             r["vs_minplain"] = mp / r["rate"] if mp and r["rate"] else None
             ev = r.get("events")
             if ev and r.get("ops") and t.name != "untraced":
@@ -122,8 +122,8 @@ def main():
         def named(t, name, floor=None):
             t.name, t.floor = name, floor
             return t
-        FLOOR, PFLOOR = "perf stat", "perf stat, no fetchargs"
-        MINPLAIN = "minimal reader, no fetchargs"
+        FLOOR, PFLOOR = "perf stat", B.BARE_PROBES
+        MINPLAIN = B.BARE_READER
         rel = [named(B.NoTracer(), "untraced")]
         if perf:
             rel.append(named(B.PerfTracer(attr, "stat"), FLOOR, FLOOR))

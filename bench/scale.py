@@ -76,8 +76,7 @@ def run(python, procs, threads, seconds, keep=None):
                 "ops": sum(n for n, _ in done), "samples": samples, "user_s": split[0],
                 "sys_s": split[1]}
     finally:
-        if p is not None and p.poll() is None:
-            B.kill_tracer(type("T", (), {"p": p})())
+        B.end_process(p)
         for w in ws:
             w.kill()
         if not keep:

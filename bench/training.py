@@ -27,8 +27,6 @@ def main():
                        stderr=subprocess.DEVNULL) != 0:
         B.skip("%s has no torch and numpy (Debian: apt-get install python3-torch "
                "python3-numpy)" % a.python)
-    B.require_recording()
-    B.install_signal_cleanup()
 
     def named(t, name):
         t.name = name
@@ -81,7 +79,7 @@ def main():
     B.out("")
 
 
-BARE, READER = "perf stat, no fetchargs", "minimal reader, no fetchargs"
+BARE, READER = B.BARE_PROBES, B.BARE_READER
 
 
 def measure(a, tracers):
