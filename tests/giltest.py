@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 
 TOP_SRCDIR = os.environ.get("top_srcdir", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOP_BUILDDIR = os.environ.get("top_builddir", TOP_SRCDIR)
@@ -62,6 +63,26 @@ def fail(why):
 def check(cond, why):
     if not cond:
         fail(why)
+
+
+def now_ns():
+    """The recording clock (a header's "clock": CLOCK_MONOTONIC_RAW), to set what ran against
+    what was recorded."""
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
+
+
+def wait_for(cond, what, timeout=120, every=0.05):
+    """Poll cond() until it gives a true value, and return that. A test waits for the event it
+    needs, never for a fixed time: the deadline only catches a hang (a sanitizer build or a busy
+    machine is slower, not wrong), and says what did not happen (@what, or what() then)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            fail("%s: not within %d s" % (what() if callable(what) else what, timeout))
+        time.sleep(every)
 
 
 def require_kernel():
@@ -152,9 +173,41 @@ class Workload:
                                                                    how))
         return line
 
+    went = False  # told to go: its main thread ends up reading stdin until it closes
+
     def go(self, line="go"):
         self.p.stdin.write(line + "\n")
         self.p.stdin.flush()
+        self.went = True
+
+    def count(self):
+        """busy_calls.py after go: the calls its loop has made so far. The calls between two
+        counts taken while a recorder runs are all in its recording."""
+        self.p.stdin.write("count\n")
+        self.p.stdin.flush()
+        line = self.readline(120)
+        check(line.startswith("count "), "busy_calls.py answered %r" % line)
+        return int(line.split()[1])
+
+    def calls_made(self, more=101):
+        """busy_calls.py after go: count its calls from now until @more more were made, and
+        return how many releases that makes for certain (one call may have begun before the
+        first count). With a recorder running all the while, all are in its recording."""
+        c0 = self.count()
+
+        def made():
+            c = self.count()
+            return c >= c0 + more and c
+        return wait_for(made, "busy_calls.py making %d calls" % more) - c0 - 1
+
+    def poke(self):
+        """An empty line: the main thread, reading stdin after go, wakes and reads again (it
+        takes and releases the GIL), and every workload ignores the line."""
+        try:
+            self.p.stdin.write("\n")
+            self.p.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass
 
     def wait_done(self, timeout=120):
         line = self.readline(timeout)
@@ -162,8 +215,8 @@ class Workload:
         return line.split()[1:]
 
     def finish(self, timeout=60):
-        if self.p.poll() is None:
-            linger()
+        if self.p.poll() is None and self.went:
+            linger(self.pid, self.poke)
         try:
             self.p.stdin.close()
         except BrokenPipeError:
@@ -176,15 +229,81 @@ class Workload:
             self.p.wait()
 
 
-LINGER_S = 0.15  # the arm64 pass, 10 - 30x slower, waits longer
+LINGER_TIMEOUT_S = 120  # the arm64 pass, 10 - 30x slower, waits longer
+# the gil-records a test started and holds (Recorder, distrolib's FileRecorder); weak, so that
+# each goes (its files closed) when the test lets go of it, before the scratch directory does
+RECORDERS = weakref.WeakSet()
 
 
-def linger():
+def linger(pid, poke):
     """Before a workload exits: by default gil-record names a function from the process's
-    memory, read when it drains its rings (every 2 ms while code objects are new, else 50 ms),
-    so a process that exits before that leaves it unnamed (said so: tested in
-    attribution-modes.py). Workload.finish() lets the recorder read first."""
-    time.sleep(LINGER_S)
+    memory, read when it drains its rings, so a process that exits before that leaves it
+    unnamed (said so: tested in attribution-modes.py). Workload.finish() lets every running
+    recorder of @pid read first: @poke() makes the main thread (tid @pid) take and release the
+    GIL, and its intervals after now in a recorder's file mean that recorder has drained
+    everything before them (it writes in time order, once all events up to then are in)."""
+    tails = [Tail(f) for r in RECORDERS if r.p.poll() is None
+             for f in glob.glob(os.path.join(r.outdir, "GIL_%d_rank_*.json" % pid))]
+    if not tails:
+        return
+    since = now_ns()
+    poke()
+
+    def read_past():
+        for t in list(tails):
+            t.poll()
+            if t.footer is not None or any(isinstance(r, list) and r[0] == pid and r[2] >= since
+                                           for r in t.new):
+                tails.remove(t)
+        return not tails
+    wait_for(read_past, lambda: "gil-record recording process %d's main thread after it was "
+             "poked (%s)" % (pid, ", ".join(t.path for t in tails)), LINGER_TIMEOUT_S)
+
+
+class Tail:
+    """A recording as far as gil-record has written it, read on from where the last poll()
+    stopped. Each record is one line; gil-record writes the ",\n" that ends a line before the
+    next record, so the last record written has none yet: it is taken once it parses (a cut
+    array or object does not)."""
+
+    def __init__(self, path):
+        self.path, self.pos = path, 0
+        self.header, self.footer, self.records, self.new = None, None, [], []
+
+    def poll(self):
+        self.new = []
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.pos)
+                data = f.read()
+        except FileNotFoundError:
+            return self
+        pieces = data.split(b"\n")
+        for i, raw in enumerate(pieces):
+            last = i == len(pieces) - 1
+            line = raw.decode("utf-8", "replace").strip(",")
+            if last and line.startswith('{"format"'):
+                break  # the first line, being written
+            if line and not line.startswith('{"format"') and line != "]}":
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    if last:
+                        break  # the rest is being written
+                    raise
+                if isinstance(rec, dict) and "header" in rec:
+                    self.header = rec["header"]
+                elif isinstance(rec, dict) and "footer" in rec:
+                    self.footer = rec["footer"]
+                else:
+                    self.new.append(rec)
+            self.pos += len(raw) + (not last)
+        self.records += self.new
+        return self
+
+    def wait(self, cond, what, timeout=120):
+        """Poll until cond(self) holds (a hang-catching deadline)."""
+        return wait_for(lambda: cond(self.poll()), what, timeout)
 
 
 def record_command():
@@ -212,16 +331,30 @@ class Recorder:
         self.p = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=self.errfile,
                                   text=True, env=env)
         self.err = ""
-        deadline = time.time() + 120
-        while time.time() < deadline:
+        if not self.wait_for_text(r"recording", fatal=False):
+            fail("gil-record did not start (rc %s): %s" % (self.p.poll(), self.err))
+        RECORDERS.add(self)
+
+    def wait_for_text(self, regex, timeout=120, fatal=True):
+        """Wait until gil-record's stderr has a line matching @regex (its match), or it ended
+        (None, or a failure if @fatal)."""
+        def seen():
+            done = self.p.poll() is not None
             self.err = open(self.errfile.name).read()
-            if "recording" in self.err:
-                return
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.05)
-        self.err = open(self.errfile.name).read()
-        fail("gil-record did not start (rc %s): %s" % (self.p.poll(), self.err))
+            return re.search(regex, self.err, re.M) or (done and "ended")
+        got = wait_for(seen, lambda: "gil-record printing /%s/: %r" % (regex, self.err[-400:]),
+                       timeout)
+        if got == "ended":
+            check(not fatal, "gil-record ended (rc %s) without printing /%s/: %s"
+                  % (self.p.returncode, regex, self.err))
+            return None
+        return got
+
+    def tail(self, pid, timeout=120):
+        """A Tail of the recording of process @pid, once its file is there."""
+        files = wait_for(lambda: glob.glob(os.path.join(self.outdir, "GIL_%d_rank_*.json" % pid)),
+                         "gil-record creating the file of process %d" % pid, timeout)
+        return Tail(files[0])
 
     def signal(self, sig=signal.SIGINT):
         self.p.send_signal(sig)

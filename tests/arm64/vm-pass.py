@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from giltest import *  # noqa: E402,F401,F403
 import giltest  # noqa: E402
 
-giltest.LINGER_S = 1.5  # emulated: the recorder reads code objects 10 - 30x slower too
+giltest.LINGER_TIMEOUT_S = 600  # emulated: the recorder catches up 10 - 30x slower too
 
 PY = "/usr/bin/python3.11"
 N = 1000
@@ -240,7 +240,7 @@ rec = Recorder("--pid", pid)
 w.stdin.write("go\n")
 w.stdin.flush()
 w.stdout.readline()
-linger()
+linger(pid, lambda: (w.stdin.write("\n"), w.stdin.flush()))
 w.stdin.close()
 w.wait(600)
 rc = rec.wait(timeout=600)

@@ -130,6 +130,7 @@ class FileRecorder:
         deadline = time.time() + 120
         while time.time() < deadline and self.p.poll() is None:
             if "recording" in self.read():
+                RECORDERS.add(self)  # a workload's finish() lets it catch up
                 return
             time.sleep(0.05)
         fail("gil-record did not start (rc %s): %s" % (self.p.poll(), self.read()))

@@ -1,6 +1,8 @@
 """A bystander: ctypes calls in a loop (GIL released and retaken each time) until stdin closes.
 
-Prints 'ready <pid>' and, after a line on stdin, 'done <calls>' when stdin closes.
+Prints 'ready <pid>' and, after a line on stdin, answers each line "count" with 'count <calls
+so far>' (other lines are ignored), and prints 'done <calls>' when stdin closes. The calls
+between two counts taken while a recorder runs are what it must have recorded.
 """
 import ctypes
 import os
@@ -24,7 +26,13 @@ sys.stdout.flush()
 t = threading.Thread(target=loop)
 t.start()
 sys.stdin.readline()
-sys.stdin.read()
+while True:
+    line = sys.stdin.readline()
+    if not line:
+        break
+    if line.strip() == "count":
+        sys.stdout.write("count %d\n" % count[0])
+        sys.stdout.flush()
 stop.set()
 t.join()
 sys.stdout.write("done %d\n" % count[0])
