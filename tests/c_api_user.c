@@ -1,18 +1,48 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Uses the public C API as a program embedding giltrace would: records a pid for a while. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "giltrace.h"
 
-/* Usage: c_api_user PID SECONDS OUTDIR -> records PID via gil_trace_record_start_opts. */
+/* Whether a recording in @dir is complete (ends with its "]}" line): the recording is over. */
+static int complete_in(const char *dir)
+{
+	char path[8192], tail[3];
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+	int done = 0, fd;
+
+	while (dp && !done && (d = readdir(dp))) {
+		if (strncmp(d->d_name, "GIL_", 4))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		done = lseek(fd, -3, SEEK_END) >= 0 && read(fd, tail, 3) == 3 &&
+		       !memcmp(tail, "]}\n", 3);
+		close(fd);
+	}
+	if (dp)
+		closedir(dp);
+	return done;
+}
+
+/*
+ * Usage: c_api_user PID SECONDS OUTDIR -> records PID via gil_trace_record_start_opts, for
+ * SECONDS, or with SECONDS "-" until a line on stdin (after printing "recording").
+ */
 int main(int argc, char **argv)
 {
 	struct gil_options o;
-	char dir2[4096], second[1024];
+	char dir2[4096], second[1024], line[64];
 	pid_t pid;
 	int i;
 
@@ -32,7 +62,14 @@ int main(int argc, char **argv)
 	    gil_trace_record_name_thread(getpid(), "") == 0 || errno != EINVAL ||
 	    gil_trace_record_name_thread(getpid(), "c_api_user main") < 0)
 		return 4;
-	usleep((useconds_t)(atof(argv[2]) * 1e6));
+	if (!strcmp(argv[2], "-")) {
+		printf("recording\n");
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			return 9;
+	} else {
+		usleep((useconds_t)(atof(argv[2]) * 1e6));
+	}
 	if (gil_trace_record_stop() < 0) {
 		printf("error %s\n", gil_trace_record_error());
 		return 1;
@@ -52,7 +89,11 @@ int main(int argc, char **argv)
 		printf("error %s\n", gil_trace_record_error());
 		return 1;
 	}
-	usleep(800000);
+	/* over when its file is complete (the worker finishes the files when the loop ends) */
+	for (i = 0; i < 1200 && !complete_in(dir2); i++)
+		usleep(100000);
+	if (!complete_in(dir2))
+		return 10; /* not ended by its duration within 120 s */
 	for (i = 0; i < 4096; i++)
 		if (gil_trace_record_name_thread(getpid(), "n") < 0)
 			return 7;

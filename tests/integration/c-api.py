@@ -3,6 +3,7 @@ with a reason; a bad pid fails the start with one; gil_trace_record_name_thread 
 arguments, answers ESRCH without a recording and EAGAIN past 4096 names waiting after the
 duration ended the recording (tests/c_api_user.c exits non-zero otherwise)."""
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -17,11 +18,19 @@ label, exe, ver = pythons(include_system=False)[-1]
 w = Workload(exe, "busy_calls.py")
 w.go()
 out = tempfile.mkdtemp()
-p = subprocess.run([prog, str(w.pid), "1", out], capture_output=True, text=True, timeout=60)
+# it records until a line on stdin, sent once the workload made the calls counted meanwhile
+p = subprocess.Popen([prog, str(w.pid), "-", out], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+line = p.stdout.readline() if select.select([p.stdout], [], [], 120)[0] else "(silent)"
+check(line == "recording\n", "C API: %r" % line)
+ran = w.calls_made(102)
+stdout, stderr = p.communicate("stop\n", timeout=180)
 w.finish()
-check(p.returncode == 0 and p.stdout == "ok no recording is running\n", "C API: %d %r %r" % (p.returncode, p.stdout, p.stderr))
+check(p.returncode == 0 and stdout == "ok no recording is running\n", "C API: %d %r %r" % (p.returncode, stdout, stderr))
 h, records, footer = read_recording(os.path.join(out, "GIL_%d_rank_0.json" % w.pid))
-check(footer["reason"] == "stopped" and len(intervals(records, kind=2)) > 100, "C API recording: %s" % footer)
+releases = len(intervals(records, kind=2))
+check(footer["reason"] == "stopped" and releases >= ran > 100,
+      "C API recording: %d releases of %d calls made while recording: %s" % (releases, ran, footer))
 p = subprocess.run([prog, "4000000000", "1", out], capture_output=True, text=True, timeout=60)
 check(p.returncode == 1 and p.stdout.startswith("error no such process"), "bad pid: %r" % p.stdout)
 check_no_probes()

@@ -1,9 +1,9 @@
 """With deliberately tiny ring buffers the kernel drops events: gil-record counts every drop per
 CPU, writes lost records and flags into the file, sums them in the footer, and warns on screen."""
 import os
+import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from giltest import *  # noqa: E402,F401,F403
@@ -14,8 +14,16 @@ w = [Workload(exe, "busy_calls.py") for _ in range(2)]
 for x in w:
     x.go()
 try:
-    # Two pages per CPU hold ~100 events; 50 ms between drains at ~100k events/s loses many.
-    rec = Recorder("--pid", "%d,%d" % (w[0].pid, w[1].pid), "--mmap-pages", "2", "--duration", "2")
+    # Two pages per CPU hold ~100 events. The recorder is stopped while each workload makes
+    # 1,000 calls (4,000 events): the rings overflow whatever the speed of either side.
+    rec = Recorder("--pid", "%d,%d" % (w[0].pid, w[1].pid), "--mmap-pages", "2")
+    rec.signal(signal.SIGSTOP)
+    try:
+        for x in w:
+            x.calls_made(1000)
+    finally:
+        rec.signal(signal.SIGCONT)
+    rec.signal(signal.SIGINT)
     check(rec.wait() == 0, "gil-record failed: %s" % rec.err)
 finally:
     for x in w:

@@ -1,9 +1,10 @@
 """Uses the Python API the way a training script would. Usage:
     api_user.py OUTDIR MODE [SIBLING_PID]
-MODE: "self" (record own threads and a sibling until stop), "duration" (1 s, no stop before),
-"fail" (a pid that does not exist), "context" (with-statement), "names" (threads with threading
-names: one that ends while recording, one alive until after stop, one started while recording
-and alive at stop, one started and ended while recording).
+MODE: "self" (record own threads and a sibling until stop: prints 'recording' and stops at a
+line on stdin), "duration" (1 s, no stop before it ended), "fail" (a pid that does not exist),
+"context" (with-statement), "names" (threads with threading names: one that ends while
+recording, one alive until after stop, one started while recording and alive at stop, one
+started and ended while recording).
 Prints 'ok <json>' or 'error <message>'."""
 import ctypes
 import platform
@@ -45,16 +46,32 @@ try:
         r = gil_trace_record_start(pid_list=pids, duration=-1, output_dir=outdir)
         assert r
         tids = two_threads()
-        time.sleep(0.3)
+        # the test stops it once the sibling made the calls it counts
+        sys.stdout.write("recording\n")
+        sys.stdout.flush()
+        sys.stdin.readline()
         gil_trace_record_stop()
         print("ok " + json.dumps({"tids": tids, "pid": os.getpid()}))
     elif mode == "duration":
-        t0 = time.time()
+        # times on the recording clock, to set the recording against
+        now = lambda: time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)  # noqa: E731
+        t_start = now()
         gil_trace_record_start(pid_list=[os.getpid()], duration=1, output_dir=outdir)
         tids = two_threads()
-        time.sleep(2)
+        t_threads = now()
+        # stop() comes after the recording ended by itself: its file is complete then
+        path = os.path.join(outdir, "GIL_%d_rank_0.json" % os.getpid())
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            with open(path, "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 3))
+                if f.read() == b"]}\n":
+                    break
+            time.sleep(0.05)
+        t_stop = now()
         gil_trace_record_stop()
-        print("ok " + json.dumps({"tids": tids, "pid": os.getpid()}))
+        print("ok " + json.dumps({"tids": tids, "pid": os.getpid(), "start": t_start,
+                                  "threads_done": t_threads, "stop": t_stop}))
     elif mode == "context":
         with gil_trace_record(pid_list=[os.getpid()], output_dir=outdir):
             tids = two_threads()
