@@ -192,7 +192,7 @@ else:
                         % (len(rel), N, N + SLACK))
 
 # 2. contention and classes
-w = Workload(PY, "attribution.py", 3.0)
+w = Workload(PY, "attribution.py", 3.0, 5)  # on until each role released 5 times
 done, header, records, footer, err, _ = record_pid(w)
 tids = {role: int(t) for role, t in (kv.split("=") for kv in done)}
 fns = fns_of(records)

@@ -7,9 +7,9 @@
    events; each wait, hold and release of one is matched with the other's (same thread,
    nearest start), and their functions must agree on >= 99% of those full names.
 2. Code objects that die and whose addresses are reused by new functions
-   (tests/workloads/code_churn.py: f_0, f_1, ... each released in once, 15 ms apart): the fast
-   mode names each release after its own f_<i>, never after the function that had the address
-   before.
+   (tests/workloads/code_churn.py: f_0, f_1, ... each released in once, 15 ms apart, each dying
+   once the recorder drained its release): the fast mode names each release after its own
+   f_<i>, never after the function that had the address before.
 3. A process that exits right after its calls (gil-record -- python -c): a release the
    recorder could not name before the exit says so (its why, and a closing warning), and none
    is named wrong.
@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from giltest import *  # noqa: E402,F401,F403
 
 SECONDS = 1.2
+LEAST = 50  # the workload runs on until each thread released this often: >= 50 named below
 CHURN = 40
 
 
@@ -89,7 +90,7 @@ def compare(full, fast, kind):
 
 
 def record_both(exe, paths):
-    w = Workload(exe, "attribution.py", SECONDS)
+    w = Workload(exe, "attribution.py", SECONDS, LEAST)
     full = Recorder("--pid", w.pid, "--attribution=full")
     fast = Recorder("--pid", w.pid)
     w.go()
@@ -143,9 +144,20 @@ def converted_alike(full_path, fast_path):
 
 
 def churn(exe, label, failures):
-    w = Workload(exe, "code_churn.py", CHURN, 0.015)
+    w = Workload(exe, "code_churn.py", CHURN, 0.015, "step")
     rec = Recorder("--pid", w.pid)
+    tail = rec.tail(w.pid)
     w.go()
+    # f_<i> lives until the recorder has read its code object: an interval of the main thread
+    # from its call on in the file says the events up to it were drained, and their code
+    # objects read (a slower recorder is not one that names wrong)
+    for i in range(CHURN):
+        t = int(w.readline(120).split()[2])
+        tail.wait(lambda tl: any(isinstance(r, list) and r[0] == w.pid and r[2] >= t
+                                 for r in tl.records),
+                  "gil-record reading f_%d's code object" % i)
+        w.p.stdin.write("x")
+        w.p.stdin.flush()
     done = dict(kv.split("=") for kv in w.wait_done())
     w.finish()
     check(rec.wait() == 0, "gil-record failed: %s" % rec.err)

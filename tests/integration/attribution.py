@@ -19,6 +19,7 @@ SECONDS = 1.5
 MIN_CLASS = 0.95  # share of a role's releases in its own function with the expected class
 MIN_OWN = 0.90  # share of a role's releases attributed to its own function
 MIN_DROPS = {"sleeper": 50, "reader": 20, "spinner1": 20, "spinner2": 20, "schlaefer": 40}
+LEAST = max(MIN_DROPS.values())  # the workload runs on until each role released this often
 WORKLOAD = os.path.join(WORKLOADS, "attribution.py")
 FORCED, VOLUNTARY = 2, 1
 
@@ -44,7 +45,7 @@ def expected(role, ver):
 
 
 def run(label, exe, ver, env=None, extra=()):
-    w = Workload(exe, "attribution.py", SECONDS, env=env)
+    w = Workload(exe, "attribution.py", SECONDS, LEAST, env=env)
     rec = Recorder("--pid", w.pid, *extra)
     w.go()
     done = dict(kv.split("=") for kv in w.wait_done())

@@ -11,7 +11,8 @@ require_kernel()
 found = pythons(include_system=False)
 check(found, "no pyenv CPython found")
 for label, exe, ver in sorted({found[0], found[-1]}, key=lambda x: x[2]):
-    w = Workload(exe, "contention.py", 4, 1.5)
+    # each thread runs until it handed the GIL over and back 10 times: >= 20 hand-offs
+    w = Workload(exe, "contention.py", 4, 1.5, 10)
     rec = Recorder("--pid", w.pid)
     w.go()
     tids = [int(t) for t in w.wait_done()]

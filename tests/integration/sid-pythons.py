@@ -101,7 +101,8 @@ MIN_CLASS = 0.95
 def run_roles(root, ver, hide_debug, failures, lines):
     """attribution.py in the container: each role's releases, named and classed."""
     label = "sid python%s, %s" % (ver, "stock (no -dbg)" if hide_debug else "with -dbg")
-    w = SidWorkload(root, "/usr/bin/python%s" % ver, "attribution.py", 1.5,
+    # on until each role released 20 times (as far as it can tell), whatever the speed
+    w = SidWorkload(root, "/usr/bin/python%s" % ver, "attribution.py", 1.5, 20,
                     hide_debug=hide_debug)
     rec = FileRecorder("--pid", w.pid)
     w.go()

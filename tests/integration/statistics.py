@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from giltest import *  # noqa: E402,F401,F403
 
 SECONDS = 1.5
+LEAST = 50  # the workload runs on until each thread released this often: >= 50 forced below
 
 
 def convert(*args):
@@ -27,7 +28,7 @@ def convert(*args):
 
 
 def record(exe, extra=()):
-    w = Workload(exe, "attribution.py", SECONDS)
+    w = Workload(exe, "attribution.py", SECONDS, LEAST)
     rec = Recorder("--pid", w.pid, *extra)
     w.go()
     tids = dict(kv.split("=") for kv in w.wait_done())

@@ -1,9 +1,11 @@
 """Threads whose functions are known, for the attribution tests.
 
-Usage: attribution.py [SECONDS]. One thread sleeps in sleeper(), one reads a pipe in reader(),
-two spin in Busy.spin(), one sleeps in schläfer() (a name that is not ASCII). Prints
+Usage: attribution.py [SECONDS] [LEAST]. One thread sleeps in sleeper(), one reads a pipe in
+reader(), two spin in Busy.spin(), one sleeps in schläfer() (a name that is not ASCII). Prints
 'ready <pid>', waits for a line, runs, prints 'done role=tid ...', waits for stdin to close.
-The main thread feeds the pipe from feed().
+The main thread feeds the pipe from feed(). It runs SECONDS, and on until each thread released
+the GIL in its function at least LEAST times (that it knows of): what a test expects recorded
+is then there however slowly it ran.
 """
 import ctypes
 import platform
@@ -16,9 +18,15 @@ SYS_gettid = {"x86_64": 186, "aarch64": 178}[platform.machine()]
 
 libc = ctypes.CDLL(None)
 seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
+least = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 stop = False
 tids = {}
 started = threading.Barrier(6)
+# releases each role made in its function, as far as it can tell: one per sleep or read; a
+# spinner counts the times it finds that another thread ran since it last looked (it had let
+# go of the GIL in between)
+released = dict.fromkeys(["sleeper", "schlaefer", "reader", "spinner1", "spinner2"], 0)
+last = [None]  # the thread that last ran here
 
 
 def register(role):
@@ -31,18 +39,23 @@ def sleeper():
     register("sleeper")
     while not stop:
         time.sleep(0.002)
+        released["sleeper"] += 1
+        last[0] = "sleeper"
 
 
 def schläfer():
     register("schlaefer")
     while not stop:
         time.sleep(0.003)
+        released["schlaefer"] += 1
+        last[0] = "schlaefer"
 
 
 def reader(fd):
     register("reader")
     while os.read(fd, 1):
-        pass
+        released["reader"] += 1
+        last[0] = "reader"
 
 
 class Busy:
@@ -51,15 +64,20 @@ class Busy:
 
     def spin(self):
         register(self.role)
+        last[0] = self.role
         x = 0
         while not stop:
+            if last[0] != self.role:
+                released[self.role] += 1
+                last[0] = self.role
             for i in range(1000):
                 x += i
 
 
 def feed(w, until):
-    while time.time() < until:
+    while time.time() < until or min(released.values()) < least:
         os.write(w, b"x")
+        last[0] = "feed"
         time.sleep(0.001)
 
 
