@@ -19,17 +19,16 @@ label, exe, ver = pythons(include_system=False)[-1]
 rec = Recorder("--duration", "120")
 time.sleep(1.5)
 late = Workload(exe, "ctypes_calls.py", N)
-# All-process mode looks for new processes every second; its file appears when it is attached.
-path = os.path.join(rec.outdir, "GIL_%d_rank_0.json" % late.pid)
-deadline = time.time() + 60
-while not os.path.exists(path) and time.time() < deadline:
-    time.sleep(0.1)
-check(os.path.exists(path), "the late process was not attached within 60 s")
-time.sleep(0.2)
+# All-process mode looks for new processes every second. Its file is created before its events
+# are enabled, its header written after: the header says the probes are live.
+tail = rec.tail(late.pid)
+tail.wait(lambda t: t.header, "the late process attached (its file's header)")
+path = tail.path
 late.go()
 tid = int(late.wait_done()[0])
 late.finish()
-time.sleep(1)  # the recorder notices the exit within a round
+# the recorder closes the file with a footer when it notices the exit
+tail.wait(lambda t: t.footer, "gil-record closing the late process's file after it exited")
 rec.signal(signal.SIGINT)
 check(rec.wait() == 0, "gil-record failed: %s" % rec.err)
 check(os.path.exists(path), "no file for the late process; files: %s\n%s" % (rec.files(), rec.err))

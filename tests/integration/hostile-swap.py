@@ -10,10 +10,10 @@ victim. The victim's code in memory must stay byte for byte the file's, in --pid
 all-process mode."""
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from giltest import *  # noqa: E402,F401,F403
@@ -71,31 +71,30 @@ def attack(mode):
     check(line.startswith("ready "), "attacker did not start: %r" % line)
     pid = int(line.split()[1])
     out = tempfile.mkdtemp(prefix="out-", dir=work)
-    args = [GIL_RECORD, "--output-dir", out, "--duration", "4"]
+    # the test ends the recording once it looked (the duration only bounds a hang)
+    args = [GIL_RECORD, "--output-dir", out, "--duration", "120"]
     args += ["--pid", str(pid)] if mode == "pid" else []
-    rec = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    # The attacker swaps at root's first open and execs the victim; look at the victim while
-    # the recorder runs (its probes are removed when it ends).
-    deadline = time.time() + 30
-    disk = mem = None
-    while time.time() < deadline and rec.poll() is None:
-        if os.path.exists("/proc/%d/exe" % pid):
-            try:
-                if os.readlink("/proc/%d/exe" % pid) == victim:
-                    time.sleep(1.0)
-                    disk, mem = victim_text(pid, victim)
-                    break
-            except OSError:
-                pass
-        time.sleep(0.01)
-    if disk is None and p.poll() is None:
+    errfile = tempfile.NamedTemporaryFile(prefix="rec-err-", dir=work, delete=False)
+    rec = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=errfile, text=True)
+
+    def execed():
         try:
-            if os.readlink("/proc/%d/exe" % pid) == victim:
-                disk, mem = victim_text(pid, victim)
+            return os.readlink("/proc/%d/exe" % pid) == victim
         except OSError:
-            pass
-    rec.wait(timeout=60)
-    err = rec.stderr.read()
+            return False
+    # The attacker swaps at root's first open and execs the victim. A recorder that probed it
+    # has done so when it says "recording" (its probes live, the victim mapped by then or later,
+    # when the kernel puts them in at the mapping): look at the victim then, while the recorder
+    # runs (its probes are removed when it ends), or once the recorder gave up.
+    wait_for(lambda: execed() and (rec.poll() is not None or
+                                   "recording" in open(errfile.name).read()),
+             lambda: "%s: the attacker running the victim (%s) while gil-record records "
+             "(exit %s): %r" % (mode, execed(), rec.poll(), open(errfile.name).read()))
+    disk, mem = victim_text(pid, victim)
+    if rec.poll() is None:
+        rec.send_signal(signal.SIGINT)
+    rec.wait(timeout=120)
+    err = open(errfile.name).read()
     p.kill()
     p.wait()
     log("%s: gil-record exited %d: %s" % (mode, rec.returncode, err.strip()[-300:]))

@@ -50,7 +50,7 @@ check_no_probes()
 w = Workload(exe, "busy_calls.py")
 w.go()
 rec = Recorder("--pid", w.pid)
-time.sleep(1)
+rec.tail(w.pid).wait(lambda t: intervals(t.records), "gil-record writing the first interval")
 w.p.kill()
 w.p.wait()
 check(rec.wait() == 0, "gil-record after target kill: %s" % rec.err)
@@ -78,8 +78,9 @@ check(subprocess.call(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0750", "tmp
 try:
     w = Workload(exe, "busy_calls.py")
     w.go()
-    rec = Recorder("--pid", w.pid, "--duration", "30", outdir=mnt)
-    rc = rec.wait(120)
+    # the disk fills long before the duration, which only ends a recorder that never stops
+    rec = Recorder("--pid", w.pid, "--duration", "120", outdir=mnt)
+    rc = rec.wait(300)
     w.finish()
     check(rc == 1, "disk full: exit %d, want 1: %s" % (rc, rec.err))
     check("No space left on device (recording stopped; the file is readable up to the last complete record)" in rec.err,
