@@ -1,34 +1,64 @@
 #!/bin/sh
-# Runs one test under a timeout, then checks that it left no probe group of a dead recorder in
-# tracefs. Tests that touch the kernel serialize on a lock so `make -j check` stays correct.
-# Usage: run-one.sh [INTERPRETER] TEST
+# Runs one test under a timeout, in a pid namespace of its own, then checks that it left no probe
+# group behind in tracefs. Usage: run-one.sh [INTERPRETER] TEST
+#
+# Tests run concurrently (make -j check; tools/test.sh). What keeps them apart:
+# - A pid namespace (unshare --pid --mount-proc, when root): /proc shows the test its own
+#   processes only, so an all-process recording sees its own workloads and not another test's,
+#   and probe groups are named with the namespace (gil_<pid>_<pidns>_<start>), so a group left
+#   by a recorder of this test is told from every other test's, live or killed on purpose.
+# - A lock: a test that needs the machine to itself has a line "# giltest: exclusive" (it
+#   takes the lock exclusively; every other test takes it shared).
+# - Nothing in a test depends on speed: a test waits for what it needs, its timeouts only catch
+#   hangs, so another test beside it or a sanitizer build changes no result.
 set -u
 : "${GIL_TEST_TIMEOUT:=900}"
 lock=${TMPDIR:-/tmp}/giltrace-tests.lock
 tracing=/sys/kernel/tracing
+for test; do :; done
 
+mode=-s
+grep -q '^# giltest: exclusive' "$test" 2>/dev/null && mode=-x
 if command -v flock >/dev/null 2>&1; then
-	exec 9>"$lock"
-	flock 9
+	exec 9>>"$lock"
+	flock $mode 9
 fi
-timeout --kill-after=10 "$GIL_TEST_TIMEOUT" "$@"
-rc=$?
+
+# The test's pid namespace inode goes to $nsfile from inside it. sh is its pid 1: it reaps the
+# orphans the test leaves (a zombie would still look alive), and when it exits the kernel kills
+# whatever of the test is left. --kill-child: a timeout that kills unshare kills the test too.
+nsfile=$(mktemp "${TMPDIR:-/tmp}/giltest-ns.XXXXXX")
+if [ "$(id -u)" -eq 0 ] && unshare --pid --fork --mount-proc --kill-child true 2>/dev/null; then
+	# shellcheck disable=SC2016
+	timeout --kill-after=10 "$GIL_TEST_TIMEOUT" unshare --pid --fork --mount-proc --kill-child \
+		sh -c 'stat -Lc %i /proc/self/ns/pid >"$0"; "$@"' "$nsfile" "$@"
+	rc=$?
+else
+	stat -Lc %i /proc/self/ns/pid >"$nsfile" 2>/dev/null
+	timeout --kill-after=10 "$GIL_TEST_TIMEOUT" "$@"
+	rc=$?
+fi
+testns=$(cat "$nsfile" 2>/dev/null)
+rm -f "$nsfile"
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 	echo "FAIL: timed out after ${GIL_TEST_TIMEOUT}s" >&2
 	rc=1
 fi
-# A group gil_<pid>_<pidns>_<start> whose recorder is gone is a leak: an exit path did not clean up.
-# Gone means what gil-record --cleanup means: the group was made in our pid namespace, and its pid
-# names no process now, or one that started at another time. Tracefs is shared by every pid
-# namespace on the kernel: a recorder running in a container has a pid that says nothing here.
-if [ -r "$tracing/uprobe_events" ]; then
+# A group gil_<pid>_<pidns>_<start> made in the test's namespace whose recorder is gone is a leak:
+# an exit path did not clean up. Gone means what gil-record --cleanup means: its pid names no
+# process now, or one that started at another time (with the test's namespace gone, none does).
+# Tracefs is shared by every pid namespace on the kernel: other tests' groups are not ours.
+if [ -r "$tracing/uprobe_events" ] && [ -n "$testns" ]; then
 	selfns=$(stat -Lc %i /proc/self/ns/pid 2>/dev/null || echo 0)
 	leaked=$(sed -n 's/^[pr]:gil_\([0-9][0-9]*\)_\([0-9a-f][0-9a-f]*\)_\([0-9][0-9]*\)\/.*/\1 \2 \3/p' \
 		"$tracing/uprobe_events" | sort -u |
 		while read -r pid ns start; do
-			[ "$(printf '%d' "0x$ns")" = "$selfns" ] || continue
-			now=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20)
-			[ "$now" = "$start" ] || echo "gil_${pid}_${ns}_${start}"
+			[ "$(printf '%d' "0x$ns")" = "$testns" ] || continue
+			if [ "$testns" = "$selfns" ]; then
+				now=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20)
+				[ "$now" != "$start" ] || continue
+			fi
+			echo "gil_${pid}_${ns}_${start}"
 		done)
 	if [ -n "$leaked" ]; then
 		echo "FAIL: probe groups left in $tracing/uprobe_events: $leaked" >&2

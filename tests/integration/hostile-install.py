@@ -17,12 +17,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from giltest import *  # noqa: E402,F401,F403
 
 check(os.geteuid() == 0, "run as root")
-prefix = subprocess.run(["make", "-s", "--no-print-directory", "-C", TOP_BUILDDIR, "print-prefix"], capture_output=True,
-                        text=True).stdout.strip()
+# A make of our own, not part of the make check running this test (make -j check passes its
+# jobserver and directory messages down through MAKEFLAGS).
+MAKE_ENV = {k: v for k, v in os.environ.items()
+            if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+prefix = subprocess.run(["make", "-s", "--no-print-directory", "-C", TOP_BUILDDIR, "print-prefix"],
+                        capture_output=True, text=True, env=MAKE_ENV).stdout.strip()
 check(prefix.startswith("/"), "no prefix from make print-prefix: %r" % prefix)
 dest = tempfile.mkdtemp(prefix="install-")
 p = subprocess.run(["make", "-s", "-C", TOP_BUILDDIR, "install", "DESTDIR=" + dest],
-                   capture_output=True, text=True, timeout=600)
+                   capture_output=True, text=True, timeout=600, env=MAKE_ENV)
 check(p.returncode == 0, "make install failed: %s" % p.stderr[-2000:])
 outside = []
 for d, dirs, files in os.walk(dest):

@@ -4,6 +4,7 @@ and in "stock image" mode /usr/lib/debug hidden under an empty tmpfs, as an imag
 -dbg packages. The recorder stays on the host and is given the process's pid: it reads the
 mapped files through /proc/PID/map_files and the debug files inside /proc/PID/root.
 """
+import fcntl
 import os
 import shutil
 import subprocess
@@ -17,8 +18,22 @@ SID_PYTHONS = ("3.13", "3.14", "3.15")
 INSIDE_WORKLOADS = "/run/giltrace"  # on a tmpfs inside the namespace: the cache is not written
 
 
+def wait_for_build(lock):
+    """tools/test.sh builds the root beside the first tests, holding its lock while it does:
+    wait for that build to end (a shared lock waits for the exclusive one to go)."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return  # no build was ever started here
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    finally:
+        os.close(fd)
+
+
 def require_sid_root():
-    """The root's path, or skip (fail under CI=true, where tools/test.sh builds it first)."""
+    """The root's path, or skip (fail under CI=true, where tools/test.sh builds it)."""
+    wait_for_build(SID_ROOT + ".lock")
     if not os.path.exists(SID_ROOT + ".stamp"):
         skip("no Debian sid root at %s: sh tools/sid-root.sh builds it" % SID_ROOT)
     if not shutil.which("pivot_root") or not shutil.which("unshare"):

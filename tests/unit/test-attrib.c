@@ -8,6 +8,7 @@
 #include "config.h"
 #endif
 
+#include <fcntl.h>
 #include <glob.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -215,12 +217,23 @@ static void test_debug_offsets_match_dwarf(void **state)
 	}
 }
 
-/* The Debian sid root tools/sid-root.sh builds ($GIL_SID_ROOT), or NULL when it is not there. */
+/*
+ * The Debian sid root tools/sid-root.sh builds ($GIL_SID_ROOT), or NULL when it is not there.
+ * tools/test.sh builds it beside the first tests, holding $root.lock: a shared lock waits for
+ * that build to end.
+ */
 static const char *sid_root(void)
 {
 	static char buf[512];
 	const char *r = getenv("GIL_SID_ROOT");
+	int fd;
 
+	snprintf(buf, sizeof(buf), "%s.lock", r && *r ? r : "/var/cache/giltrace/sid-root");
+	fd = open(buf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		flock(fd, LOCK_SH);
+		close(fd);
+	}
 	snprintf(buf, sizeof(buf), "%s.stamp", r && *r ? r : "/var/cache/giltrace/sid-root");
 	if (access(buf, R_OK))
 		return NULL;
