@@ -183,15 +183,19 @@ def check_statistics(label, path, tids, failures):
         if f["others_wait_ns"] != ow.get(f["function"]):
             failures.append("%s: others waited %d while %s held, independently %s"
                             % (label, f["others_wait_ns"], f["function"], ow.get(f["function"])))
+    # The spinners' holds are spin's, and spin lets go when forced. Counted by holds, not by
+    # time: which function holds longest is the schedule's call on a loaded machine (one hold
+    # whose thread the OS kept off the CPU can outweigh all the others).
     spin = "Busy.spin" if "Busy.spin" in held else "spin"
-    top = sj["functions"]["by_held_time"][0]
-    if top["function"] != spin or sj["functions"]["by_others_waiting"][0]["function"] != spin:
-        failures.append("%s: %s should top held time and others' waiting: %s, %s"
-                        % (label, spin, top["function"],
-                           sj["functions"]["by_others_waiting"][0]["function"]))
-    if top["forced"] < 0.95 * top["releases"]:
-        failures.append("%s: %s releases %d, forced %d" % (label, spin, top["releases"],
-                                                             top["forced"]))
+    spinners = {tids["spinner1"], tids["spinner2"]}
+    mine = [h for h in holds if h[3] in spinners]
+    named = sum(1 for h in mine if h[2] == spin)
+    if named < 0.9 * len(mine):
+        failures.append("%s: %d of the spinners' %d holds named %s" % (label, named, len(mine),
+                                                                       spin))
+    row = [f for f in sj["functions"]["by_held_time"] if f["function"] == spin]
+    if not row or row[0]["forced"] < 0.95 * row[0]["releases"]:
+        failures.append("%s: %s's releases, forced: %s" % (label, spin, row))
     # hand-offs: every wait with a known start names who held last; counts add up
     handed = sum(h["count"] for h in p["handoffs"])
     known = sum(1 for w in waits if not w[3] & F_BEGIN_UNKNOWN)
