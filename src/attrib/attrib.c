@@ -19,6 +19,7 @@
 
 #include "attrib.h"
 #include "attrib-int.h"
+#include "common/pyversion.h"
 #include "common/util.h"
 
 const char *gil_attrib_source_name(enum gil_attr_source src)
@@ -36,22 +37,6 @@ const char *gil_attrib_source_name(enum gil_attr_source src)
 }
 
 /* "3.12.1" -> 312; 0 when not a 3.x version. */
-static int parse_version(const char *v)
-{
-	char *end;
-	long major, minor;
-
-	if (!v)
-		return 0;
-	major = strtol(v, &end, 10);
-	if (major != 3 || *end != '.')
-		return 0;
-	minor = strtol(end + 1, &end, 10);
-	if (minor < 0 || minor > 99)
-		return 0;
-	return (int)(major * 100 + minor);
-}
-
 /* A debug build (Py_DEBUG) lays objects out differently: the table is for release builds. */
 static bool is_debug_build(Elf *elf)
 {
@@ -82,10 +67,12 @@ int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *ob
 	const char *dowhy = NULL;
 	struct gil_attrib *a;
 	char why[256] = "";
-	int ver = parse_version(version), r;
+	int ver = gil_pyversion_num(version), r;
 	size_t i;
 
 	*out = NULL;
+	if (ver / 100 != 3)
+		ver = 0; /* the layouts known are of CPython 3 */
 	a = calloc(1, sizeof(*a));
 	if (!a || !(a->sites = calloc(syms->nr_sites + 1, sizeof(*a->sites))))
 		goto oom;

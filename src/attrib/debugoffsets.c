@@ -15,6 +15,7 @@
 #include <gelf.h>
 
 #include "attrib-int.h"
+#include "common/pyversion.h"
 #include "common/util.h"
 
 static uint64_t rd64(const unsigned char *p)
@@ -60,9 +61,8 @@ int attrib_debug_offsets_parse(const unsigned char *d, size_t len, struct gil_la
 			       const char **why)
 {
 	const struct do_positions *p = NULL;
-	unsigned major, minor, level;
 	struct gil_layout l = { 0 };
-	uint64_t ver;
+	struct gil_pyversion ver;
 	size_t i;
 
 	*why = NULL;
@@ -70,20 +70,17 @@ int attrib_debug_offsets_parse(const unsigned char *d, size_t len, struct gil_la
 		*why = "no _Py_DebugOffsets cookie in _PyRuntime";
 		return -1;
 	}
-	ver = rd64(d + DO_VERSION);
-	major = (unsigned)(ver >> 24) & 0xff;
-	minor = (unsigned)(ver >> 16) & 0xff;
-	level = (unsigned)(ver >> 4) & 0xf; /* 0xA alpha, 0xB beta, 0xC rc, 0xF final */
+	gil_pyversion_hex(rd64(d + DO_VERSION), &ver);
 	for (i = 0; i < GIL_ARRAY_SIZE(positions); i++)
-		if (major == 3 && positions[i].minor == (int)minor)
+		if (ver.major == 3 && positions[i].minor == (int)ver.minor)
 			p = &positions[i];
 	if (!p) {
 		*why = "_Py_DebugOffsets of a Python version whose layout is not known";
 		return -1;
 	}
 	/* fields moved between the alphas and betas of a version: only its final layout is known */
-	if (level != 0xc && level != 0xf) {
-		*why = level == 0xa || level == 0xb
+	if (ver.level != 0xc && ver.level != 0xf) {
+		*why = ver.level == 0xa || ver.level == 0xb
 			       ? "_Py_DebugOffsets of a pre-release (alpha or beta): its layout is "
 				 "not known"
 			       : "_Py_DebugOffsets with an unknown release level";
@@ -97,7 +94,7 @@ int attrib_debug_offsets_parse(const unsigned char *d, size_t len, struct gil_la
 		*why = "free-threaded build";
 		return -1;
 	}
-	l.version = 300 + (int)minor;
+	l.version = 300 + (int)ver.minor;
 	l.frame = GIL_FRAME_CURRENT;
 	l.cframe_current = -1;
 	l.qualname = true;

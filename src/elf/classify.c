@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/pyversion.h"
 #include "common/util.h"
 #include "scan.h"
 
@@ -60,6 +61,7 @@ void gil_version_from_name(const char *path, char *buf, size_t len)
 static void version_from_data(struct scan *sc, const GElf_Sym *sym)
 {
 	GElf_Ehdr eh;
+	struct gil_pyversion v;
 	Elf_Data *d;
 	uint64_t off;
 	uint32_t hex;
@@ -71,29 +73,24 @@ static void version_from_data(struct scan *sc, const GElf_Sym *sym)
 	if (!d || d->d_size != 4)
 		return;
 	hex = gil_elf_u32(d->d_buf, eh.e_ident[EI_DATA] == ELFDATA2LSB);
-	if (hex >> 24 < 3 || hex >> 24 >= 10)
+	gil_pyversion_hex(hex, &v);
+	if (v.major < 3 || v.major >= 10)
 		return;
 	sc->hexversion = hex;
 	if (!sc->version[0])
-		snprintf(sc->version, sizeof(sc->version), "%u.%u", hex >> 24, (hex >> 16) & 0xff);
+		snprintf(sc->version, sizeof(sc->version), "%u.%u", v.major, v.minor);
 }
 
 void gil_version_full(const struct scan *sc, const char *path, char *buf, size_t len)
 {
-	static const char *const level[16] = { [0xa] = "a", [0xb] = "b", [0xc] = "rc" };
-	uint32_t hex = sc->hexversion, lv = (hex >> 4) & 0xf;
+	struct gil_pyversion pv;
 	const char *p, *v;
 	size_t n, m;
 
 	buf[0] = '\0';
-	if (hex) {
-		/* PY_VERSION_HEX: major, minor, micro, release level (0xf final) and serial */
-		if (lv == 0xf || !level[lv])
-			snprintf(buf, len, "%u.%u.%u", hex >> 24, (hex >> 16) & 0xff,
-				 (hex >> 8) & 0xff);
-		else
-			snprintf(buf, len, "%u.%u.%u%s%u", hex >> 24, (hex >> 16) & 0xff,
-				 (hex >> 8) & 0xff, level[lv], hex & 0xf);
+	if (sc->hexversion) {
+		gil_pyversion_hex(sc->hexversion, &pv);
+		gil_pyversion_text(&pv, buf, len);
 		return;
 	}
 	/* Older interpreters: the name says "3.9"; pyenv keeps the full one in its prefix. */
@@ -209,14 +206,4 @@ char *gil_fix_hint(const struct scan *sc, const char *root)
 		return gil_strfmt("install its debuginfo package%s (it provides /usr/lib/debug/.build-id/%.2s/%s.debug)",
 			      where, bid, bid + 2);
 	return gil_strfmt("install its debuginfo package%s", where);
-}
-
-/* Is the "X.Y" @version known and below @major.@minor? */
-bool gil_version_below(const char *version, unsigned int major, unsigned int minor)
-{
-	unsigned int x, y;
-
-	if (sscanf(version, "%u.%u", &x, &y) != 2)
-		return false;
-	return x < major || (x == major && y < minor);
 }

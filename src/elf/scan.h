@@ -106,9 +106,6 @@ void gil_version_from_name(const char *path, char *buf, size_t len);
  */
 void gil_version_full(const struct scan *sc, const char *path, char *buf, size_t len);
 
-/* Is the "X.Y" @version known and below @major.@minor? */
-bool gil_version_below(const char *version, unsigned int major, unsigned int minor);
-
 /* @path as the process sees it (without the /proc/PID/root prefix), and its last part. */
 const char *gil_shown_path(const char *path, const char *root);
 const char *gil_shown_base(const char *path);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pyversion.h"
 #include "common/util.h"
 #include "dwarfsites.h"
 #include "scan.h"
@@ -71,7 +72,7 @@ static int settle(struct scan *sc, const char *path, const char *root)
 	 */
 	if (!take && !drop &&
 	    (sc->dwarf_done || syms->nr_callgraph || !sc->save.found ||
-	     !gil_version_below(sc->version, 3, 13) || gil_sites_save_calls_drop(sc) != 0))
+	     !gil_pyversion_below(sc->version, 3, 13) || gil_sites_save_calls_drop(sc) != 0))
 		return 0; /* exact, as far as anything can tell */
 	/*
 	 * Unknown kind: only a stripped interpreter or libpython can be one without exports
