@@ -217,7 +217,7 @@ static uint64_t getu(struct json_object *o, const char *k, bool *ok)
 }
 
 /* A string member, NULL when absent or null; *@ok false when of another type. */
-static const char *gets(struct json_object *o, const char *k, bool *ok)
+static const char *get_str(struct json_object *o, const char *k, bool *ok)
 {
 	struct json_object *v;
 
@@ -258,7 +258,7 @@ static void layout_from(struct json_object *o, struct gil_layout *l, bool *ok)
 	l->compact_bit = (int)geti(o, "compact_bit", ok);
 	l->ascii_bit = (int)geti(o, "ascii_bit", ok);
 	l->req = (enum gil_req_model)geti(o, "req", ok);
-	arg = gets(o, "req_arg", ok);
+	arg = get_str(o, "req_arg", ok);
 	if (!arg || strlen(arg) >= sizeof(l->req_arg))
 		*ok = false;
 	else
@@ -482,9 +482,9 @@ int rec_objcache_load(struct object *o, const char *path, const char *root, bool
 	close(dfd);
 	if (!e)
 		return 0;
-	str = gets(e, "giltrace", &ok);
+	str = get_str(e, "giltrace", &ok);
 	if (geti(e, "format", &ok) != CACHE_FORMAT || !str || strcmp(str, PACKAGE_VERSION) ||
-	    !(str = gets(e, "build_id", &ok)) || strcmp(str, id) ||
+	    !(str = get_str(e, "build_id", &ok)) || strcmp(str, id) ||
 	    geti(e, "machine", &ok) != eh.e_machine || getu(e, "size", &ok) != o->elf.size || !ok)
 		goto miss;
 	if (!json_object_object_get_ex(e, "depends_on", &deps) ||
@@ -508,13 +508,13 @@ int rec_objcache_load(struct object *o, const char *path, const char *root, bool
 		goto oom;
 	memcpy(syms->build_id, id, sizeof(syms->build_id));
 	syms->kind = (enum gil_python_kind)geti(s, "kind", &ok);
-	str = gets(s, "version", &ok);
+	str = get_str(s, "version", &ok);
 	if (!str || strlen(str) >= sizeof(syms->version))
 		goto miss;
 	strcpy(syms->version, str);
 	syms->approximate = geti(s, "approximate", &ok);
-	syms->reason = dup_or_null(gets(s, "reason", &ok), &ok);
-	syms->note = dup_or_null(gets(s, "note", &ok), &ok);
+	syms->reason = dup_or_null(get_str(s, "reason", &ok), &ok);
+	syms->note = dup_or_null(get_str(s, "note", &ok), &ok);
 	if (!get_path(s, "symbols_from", root, &syms->symbols_from) ||
 	    !get_path(s, "dwarf_from", root, &syms->dwarf_from))
 		goto miss;
@@ -530,7 +530,7 @@ int rec_objcache_load(struct object *o, const char *path, const char *root, bool
 		at->source = (enum gil_attr_source)geti(a, "source", &ok);
 		if (!get_path(a, "from", root, &at->from))
 			goto miss;
-		at->why = gets(a, "why", &ok); /* in e: copied below */
+		at->why = get_str(a, "why", &ok); /* in e: copied below */
 		if (!json_object_object_get_ex(a, "layout", &v))
 			goto miss;
 		layout_from(v, &at->layout, &ok);
@@ -544,24 +544,24 @@ int rec_objcache_load(struct object *o, const char *path, const char *root, bool
 		t->addr = getu(v, "addr", &ok);
 		t->offset = getu(v, "offset", &ok);
 		t->size = getu(v, "size", &ok);
-		t->method = method_of(gets(v, "method", &ok));
+		t->method = method_of(get_str(v, "method", &ok));
 		t->retprobe = geti(v, "retprobe", &ok);
 		t->approximate = geti(v, "approximate", &ok);
 		t->skipped = (unsigned int)geti(v, "skipped", &ok);
 		t->host = (enum gil_host)geti(v, "host", &ok);
-		t->symbol = dup_or_null(gets(v, "symbol", &ok), &ok);
+		t->symbol = dup_or_null(get_str(v, "symbol", &ok), &ok);
 		syms->nr_sites = i + 1;
 		if (!t->symbol || !t->method || t->fn >= GIL_FN_NR || t->role > GIL_SITE_EXIT ||
 		    t->host > GIL_HOST_ON_REQUEST)
 			goto miss;
 		/* the same place of this very file, with the same bytes there now */
 		if (!site_in_code(o->elf.elf, t) || site_bytes(&o->elf, t->offset, hex) ||
-		    !(str = gets(v, "bytes", &ok)) || strcmp(str, hex))
+		    !(str = get_str(v, "bytes", &ok)) || strcmp(str, hex))
 			goto miss;
 		if (at) {
-			at->sites[i].fetchargs = dup_or_null(gets(v, "fetchargs", &ok), &ok);
-			at->sites[i].pointer = dup_or_null(gets(v, "pointer", &ok), &ok);
-			at->sites[i].why = gets(v, "why", &ok);
+			at->sites[i].fetchargs = dup_or_null(get_str(v, "fetchargs", &ok), &ok);
+			at->sites[i].pointer = dup_or_null(get_str(v, "pointer", &ok), &ok);
+			at->sites[i].why = get_str(v, "why", &ok);
 			at->nr_entries += t->role == GIL_SITE_ENTRY;
 			at->nr_attributed += at->sites[i].fetchargs != NULL;
 		}
