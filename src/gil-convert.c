@@ -14,6 +14,7 @@
 #include <json-c/json_c_version.h>
 
 #include "convert/convert.h"
+#include "common/msg.h"
 #include "giltrace.h"
 
 #define PROG "gil-convert"
@@ -106,24 +107,9 @@ static void version(void)
 	       GILTRACE_FORMAT_VERSION, json_c_version());
 }
 
-static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-/* A usage error: one line saying what is wrong, one saying where to look; exit status 2. */
-static void bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
-	exit(2);
-}
-
 static void warn(void *ctx, const char *msg)
 {
-	fprintf(stderr, PROG ": warning: %s\n", msg);
+	gil_warning("%s", msg);
 }
 
 /* X.json -> X_trace.json */
@@ -158,11 +144,12 @@ int main(int argc, char **argv)
 
 	inputs = calloc((size_t)argc + 1, sizeof(*inputs));
 	if (!inputs) {
-		fprintf(stderr, PROG ": out of memory\n");
+		gil_msg("out of memory");
 		return 1;
 	}
 	opt.inputs = inputs;
 	opterr = 0; /* our messages say gil-convert, not argv[0] */
+	gil_msg_prog(PROG);
 	while ((c = getopt_long(argc, argv, ":i:o:qvhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -170,7 +157,7 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			if (!*optarg)
-				bad_usage("invalid --output value '%s'", optarg);
+				return gil_usage_error("invalid --output value '%s'", optarg);
 			opt.output = optarg;
 			break;
 		case OPT_CLOCK:
@@ -181,7 +168,7 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "monotonic_raw"))
 				opt.clock = CONV_CLOCK_MONOTONIC_RAW;
 			else
-				bad_usage("invalid --clock value '%s' (realtime, monotonic or "
+				return gil_usage_error("invalid --clock value '%s' (realtime, monotonic or "
 					  "monotonic_raw)", optarg);
 			opt.clock_given = true;
 			break;
@@ -201,7 +188,7 @@ int main(int argc, char **argv)
 			errno = 0;
 			ms = strtoul(optarg, &end, 10);
 			if (end == optarg || *end || errno || *optarg == '-' || ms > 3600000)
-				bad_usage("invalid --reorder-window value '%s' (milliseconds, "
+				return gil_usage_error("invalid --reorder-window value '%s' (milliseconds, "
 					  "0 to 3600000)", optarg);
 			opt.window_ms = (unsigned)ms;
 			break;
@@ -210,17 +197,17 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SUMMARY_JSON:
 			if (!*optarg)
-				bad_usage("invalid --summary-json value '%s'", optarg);
+				return gil_usage_error("invalid --summary-json value '%s'", optarg);
 			opt.summary_json = optarg;
 			break;
 		case OPT_SVG:
 			if (!*optarg || !strcmp(optarg, "-"))
-				bad_usage("invalid --svg value '%s': give a file", optarg);
+				return gil_usage_error("invalid --svg value '%s': give a file", optarg);
 			opt.svg = optarg;
 			break;
 		case OPT_TS_FORMAT:
 			if (strcmp(optarg, "string") && strcmp(optarg, "number"))
-				bad_usage("invalid --ts-format value '%s' (string or number)", optarg);
+				return gil_usage_error("invalid --ts-format value '%s' (string or number)", optarg);
 			opt.ts_number = !strcmp(optarg, "number");
 			break;
 		case 'q':
@@ -239,46 +226,46 @@ int main(int argc, char **argv)
 			free(inputs);
 			return 0;
 		case ':':
-			bad_usage("option '%s' requires an argument", argv[optind - 1]);
+			return gil_usage_error("option '%s' requires an argument", argv[optind - 1]);
 		default:
 			if (optopt)
-				bad_usage("invalid option -- '%c'", optopt);
-			bad_usage("unrecognized option '%s'", argv[optind - 1]);
+				return gil_usage_error("invalid option -- '%c'", optopt);
+			return gil_usage_error("unrecognized option '%s'", argv[optind - 1]);
 		}
 	}
 	while (optind < argc)
 		inputs[opt.ninputs++] = argv[optind++];
 	if (!opt.ninputs)
-		bad_usage("no input: give a recording with --input");
+		return gil_usage_error("no input: give a recording with --input");
 	if (opt.clock_given && opt.profiling_data)
-		bad_usage("--clock and --profiling-data both choose the time base: give one");
+		return gil_usage_error("--clock and --profiling-data both choose the time base: give one");
 	if (opt.merge && opt.clock != CONV_CLOCK_REALTIME)
-		bad_usage("--merge puts the GIL rows on the profiler's wall-clock axis: it does not "
+		return gil_usage_error("--merge puts the GIL rows on the profiler's wall-clock axis: it does not "
 			  "go with --clock %s", opt.clock == CONV_CLOCK_MONOTONIC ? "monotonic" :
 			  "monotonic_raw");
 	if (opt.summary && opt.summary_json && !strcmp(opt.summary_json, "-"))
-		bad_usage("--summary and --summary-json - both write to standard output: give "
+		return gil_usage_error("--summary and --summary-json - both write to standard output: give "
 			  "--summary-json a file");
 	if (opt.output && !strcmp(opt.output, "-") &&
 	    (opt.summary || (opt.summary_json && !strcmp(opt.summary_json, "-"))))
-		bad_usage("the trace and the summary would both go to standard output: give "
+		return gil_usage_error("the trace and the summary would both go to standard output: give "
 			  "--output a file");
 	/* statistics only: no trace unless --output asks for one */
 	if (!opt.output && !opt.summary && !opt.summary_json && !opt.svg) {
 		if (opt.ninputs > 1)
-			bad_usage("several inputs: name the trace to write with --output");
+			return gil_usage_error("several inputs: name the trace to write with --output");
 		out_alloc = default_output(inputs[0]);
 		if (!out_alloc) {
-			fprintf(stderr, PROG ": out of memory\n");
+			gil_msg("out of memory");
 			return 1;
 		}
 		opt.output = out_alloc;
 	}
 	ret = conv_run(&opt, err, sizeof(err));
 	if (ret < 0)
-		fprintf(stderr, PROG ": %s\n", err);
+		gil_msg("%s", err);
 	else if (opt.verbosity > 0 && opt.output)
-		fprintf(stderr, PROG ": wrote %s\n", opt.output);
+		gil_msg("wrote %s", opt.output);
 	free(out_alloc);
 	free(inputs);
 	return ret < 0 ? 1 : 0;

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/msg.h"
 #include "giltrace.h"
 
 #define PROG "gil-record"
@@ -85,18 +86,6 @@ static void usage(FILE *f)
 		"\n"
 		"Convert a recording for Perfetto, chrome://tracing or MindStudio Insight with\n"
 		"  gil-convert --input GIL_<pid>_rank_<rank>.json --output trace.json\n");
-}
-
-__attribute__((format(printf, 1, 2))) static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
-	return 2;
 }
 
 /* "1,2,3" -> pids; every item a positive decimal pid. */
@@ -190,7 +179,7 @@ static void summary(struct gil_recorder *rec, int verbosity)
 		if (!ps[i].path)
 			continue;
 		if (verbosity >= GIL_NORMAL) {
-			fprintf(stderr, PROG ": pid %d rank %d: %llu threads, %llu events, %llu intervals, %s -> %s\n",
+			gil_msg("pid %d rank %d: %llu threads, %llu events, %llu intervals, %s -> %s",
 				(int)ps[i].pid, ps[i].rank, (unsigned long long)ps[i].threads,
 				(unsigned long long)ps[i].events,
 				(unsigned long long)ps[i].intervals, ps[i].reason ? ps[i].reason : "",
@@ -228,16 +217,16 @@ static void summary(struct gil_recorder *rec, int verbosity)
 		}
 	}
 	if (gil_recorder_lost(rec))
-		fprintf(stderr, PROG ": warning: the kernel lost %llu events; affected intervals are flagged. Use a larger --mmap-pages.\n",
+		gil_warning("the kernel lost %llu events; affected intervals are flagged. Use a larger --mmap-pages.",
 			(unsigned long long)gil_recorder_lost(rec));
 	if (gil_recorder_releases_not_seen(rec))
-		fprintf(stderr, PROG ": warning: %llu releases were not seen: threads entered take_gil still holding the GIL, having released it through a drop_gil copy no probe covers (inlined where no symbol table or DWARF shows it, or lost events); the holds around them are flagged. For exact sites, install the interpreter's debug symbols or set DEBUGINFOD_URLS\n",
+		gil_warning("%llu releases were not seen: threads entered take_gil still holding the GIL, having released it through a drop_gil copy no probe covers (inlined where no symbol table or DWARF shows it, or lost events); the holds around them are flagged. For exact sites, install the interpreter's debug symbols or set DEBUGINFOD_URLS",
 			(unsigned long long)gil_recorder_releases_not_seen(rec));
 	if (gil_recorder_unnamed_exited(rec))
-		fprintf(stderr, PROG ": warning: %llu events name no Python function: their process exited before its code objects were read from its memory; --attribution=full reads them in the probe\n",
+		gil_warning("%llu events name no Python function: their process exited before its code objects were read from its memory; --attribution=full reads them in the probe",
 			(unsigned long long)gil_recorder_unnamed_exited(rec));
 	if (gil_recorder_functions_cut(rec))
-		fprintf(stderr, PROG ": warning: %llu Python function names were cut (a name past 256 bytes, a file past 1024, or past 32768 distinct functions); the footers' function_caps say which\n",
+		gil_warning("%llu Python function names were cut (a name past 256 bytes, a file past 1024, or past 32768 distinct functions); the footers' function_caps say which",
 			(unsigned long long)gil_recorder_functions_cut(rec));
 }
 
@@ -249,14 +238,14 @@ static void warn_new_targets(struct gil_recorder *rec, size_t *warned, bool tty)
 	for (; skipped < gil_recorder_nr_skipped(rec); skipped++) {
 		if (tty)
 			fprintf(stderr, "\r\033[K");
-		fprintf(stderr, PROG ": warning: %s\n", gil_recorder_skipped(rec, skipped));
+		gil_warning("%s", gil_recorder_skipped(rec, skipped));
 	}
 	for (; *warned < gil_recorder_nr_targets(rec); (*warned)++) {
 		if (!gil_recorder_warning(rec, *warned))
 			continue;
 		if (tty)
 			fprintf(stderr, "\r\033[K");
-		fprintf(stderr, PROG ": warning: %s\n", gil_recorder_warning(rec, *warned));
+		gil_warning("%s", gil_recorder_warning(rec, *warned));
 	}
 }
 
@@ -292,12 +281,13 @@ int main(int argc, char **argv)
 	long pages;
 
 	gil_options_init(&opts);
+	gil_msg_prog(PROG);
 	while ((c = getopt_long(argc, argv, "+:ap:d:o:m:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			free(pids);
 			if (parse_pids(optarg, &pids, &nr_pids) < 0)
-				return bad_usage("invalid --pid value '%s': give process ids separated by commas, e.g. --pid 1234,5678",
+				return gil_usage_error("invalid --pid value '%s': give process ids separated by commas, e.g. --pid 1234,5678",
 						 optarg);
 			break;
 		case 'd':
@@ -305,12 +295,12 @@ int main(int argc, char **argv)
 			opts.duration = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !isfinite(opts.duration) ||
 			    (opts.duration <= 0 && opts.duration != -1) || opts.duration > 31536000)
-				return bad_usage("invalid --duration value '%s': give seconds > 0 (at most a year), or -1 to record until Ctrl+C",
+				return gil_usage_error("invalid --duration value '%s': give seconds > 0 (at most a year), or -1 to record until Ctrl+C",
 						 optarg);
 			break;
 		case 'o':
 			if (!*optarg)
-				return bad_usage("invalid --output-dir value '%s': give a directory", optarg);
+				return gil_usage_error("invalid --output-dir value '%s': give a directory", optarg);
 			opts.output_dir = optarg;
 			break;
 		case 'm':
@@ -318,7 +308,7 @@ int main(int argc, char **argv)
 			pages = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || pages < 2 || pages > (1 << 20) ||
 			    (pages & (pages - 1)))
-				return bad_usage("invalid --mmap-pages value '%s': give a power of two from 2 to 1048576",
+				return gil_usage_error("invalid --mmap-pages value '%s': give a power of two from 2 to 1048576",
 						 optarg);
 			opts.ring_pages = (size_t)pages;
 			break;
@@ -341,7 +331,7 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "full"))
 				opts.attribution = GIL_ATTRIBUTION_FULL;
 			else
-				return bad_usage("invalid --attribution value '%s': give fast, full or none",
+				return gil_usage_error("invalid --attribution value '%s': give fast, full or none",
 						 optarg);
 			break;
 		case 'D':
@@ -372,32 +362,32 @@ int main(int argc, char **argv)
 			printf("\n");
 			return 0;
 		case ':':
-			return bad_usage("option '%s' needs a value", argv[optind - 1]);
+			return gil_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return bad_usage("unrecognized option '%s'", argv[optind - 1]);
+			return gil_usage_error("unrecognized option '%s'", argv[optind - 1]);
 		}
 	}
 	if (opts.accelerator_only && (nr_pids || optind < argc))
-		return bad_usage("%s", "--accelerator-only selects among all processes: not with --pid or a command");
+		return gil_usage_error("%s", "--accelerator-only selects among all processes: not with --pid or a command");
 	if (optind < argc) {
 		if (nr_pids)
-			return bad_usage("give either --pid or a command to run, not both (got '%s')",
+			return gil_usage_error("give either --pid or a command to run, not both (got '%s')",
 					 argv[optind]);
 		opts.command = &argv[optind];
 	}
 
 	if (cleanup) {
 		if (geteuid() != 0) {
-			fprintf(stderr, PROG ": --cleanup needs root: run it with sudo\n");
+			gil_msg("--cleanup needs root: run it with sudo");
 			return 1;
 		}
 		r = gil_cleanup_stale();
 		if (r < 0) {
-			fprintf(stderr, PROG ": cleanup failed: %s\n", strerror(errno));
+			gil_msg("cleanup failed: %s", strerror(errno));
 			return 1;
 		}
 		if (verbosity >= GIL_NORMAL)
-			fprintf(stderr, PROG ": removed %d stale probe group(s)\n", r);
+			gil_msg("removed %d stale probe group(s)", r);
 		return 0;
 	}
 
@@ -425,12 +415,12 @@ int main(int argc, char **argv)
 
 	rec = gil_recorder_alloc(&opts);
 	if (!rec) {
-		fprintf(stderr, PROG ": %s\n", strerror(errno));
+		gil_msg("%s", strerror(errno));
 		free(pids);
 		return 1;
 	}
 	if (gil_recorder_setup(rec) < 0) {
-		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
+		gil_msg("%s", gil_recorder_error(rec));
 		goto out;
 	}
 	if (got_signal) {
@@ -443,9 +433,9 @@ int main(int argc, char **argv)
 	 * After setup, so a launched command keeps the caller's priority.
 	 */
 	if (setpriority(PRIO_PROCESS, 0, -10) < 0 && verbosity >= GIL_VERBOSE)
-		fprintf(stderr, PROG ": cannot raise priority: %s\n", strerror(errno));
+		gil_msg("cannot raise priority: %s", strerror(errno));
 	if (gil_recorder_start(rec) < 0) {
-		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
+		gil_msg("%s", gil_recorder_error(rec));
 		goto out;
 	}
 	if (verbosity >= GIL_NORMAL && opts.command) {
@@ -478,12 +468,12 @@ int main(int argc, char **argv)
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	if (r < 0)
-		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
+		gil_msg("%s", gil_recorder_error(rec));
 	ret = r < 0 ? 1 : 0;
 	if (r > 0 && got_signal)
 		gil_recorder_set_reason(rec, "signal");
 	if (gil_recorder_finish(rec) < 0) {
-		fprintf(stderr, PROG ": %s\n", gil_recorder_error(rec));
+		gil_msg("%s", gil_recorder_error(rec));
 		ret = 1;
 	}
 	summary(rec, verbosity);
@@ -493,7 +483,7 @@ int main(int argc, char **argv)
 		pid_t child = gil_recorder_command(rec, &running, &status);
 
 		if (!gil_recorder_nr_targets(rec) && verbosity >= GIL_NORMAL && ret == 0)
-			fprintf(stderr, PROG ": warning: '%s' ran no CPython with a GIL: nothing was recorded\n",
+			gil_warning("'%s' ran no CPython with a GIL: nothing was recorded",
 				opts.command[0]);
 		if (running && got_signal) {
 			status = gil_recorder_command_wait(rec);
@@ -501,7 +491,7 @@ int main(int argc, char **argv)
 		}
 		if (running) {
 			if (verbosity >= GIL_NORMAL)
-				fprintf(stderr, PROG ": recording done; '%s' (pid %d) goes on\n",
+				gil_msg("recording done; '%s' (pid %d) goes on",
 					opts.command[0], (int)child);
 		} else if (ret == 0) {
 			ret = exit_code_of(status);
