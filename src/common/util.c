@@ -298,3 +298,27 @@ bool gil_sudo_ids(uid_t *uid, gid_t *gid)
 		*gid = (gid_t)g;
 	return true;
 }
+
+int gil_grow(void *arrp, size_t *cap, size_t want, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+	void *v;
+
+	if (want <= *cap)
+		return 0;
+	while (n < want) {
+		if (n > SIZE_MAX / 2)
+			return errno = ENOMEM, -1;
+		n *= 2;
+	}
+	if (size && n > SIZE_MAX / size)
+		return errno = ENOMEM, -1;
+	/* the array's pointer is read and written as bytes: it may be of any object type */
+	memcpy(&v, arrp, sizeof(v));
+	v = realloc(v, n * size);
+	if (!v)
+		return errno = ENOMEM, -1;
+	memcpy(arrp, &v, sizeof(v));
+	*cap = n;
+	return 0;
+}

@@ -11,6 +11,17 @@
 
 #define GIL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/**
+ * gil_grow - room for at least @want elements of @size bytes in the array at *@arrp (any
+ * pointer type, passed by address), whose capacity is *@cap elements: the capacity doubles,
+ * from 16, until it holds @want. Returns 0, or -1 with errno ENOMEM and *@arrp and *@cap
+ * untouched (also when the size in bytes would not fit a size_t).
+ *
+ *	if (gil_grow(&s->v, &s->cap, s->nr + 1, sizeof(*s->v)) < 0)
+ *		return -1;
+ */
+int gil_grow(void *arrp, size_t *cap, size_t want, size_t size);
+
 /* Format @v in decimal at @buf (>= 21 bytes); returns the length. No locale, no printf. */
 size_t gil_fmt_u64(char *buf, uint64_t v);
 size_t gil_fmt_s64(char *buf, int64_t v);

@@ -29,15 +29,8 @@ static uint32_t fn_intern(struct stats *s, const char *name, const char *file, i
 	uint32_t id;
 	size_t n;
 
-	if (s->nr_fns == s->cap_fns) {
-		size_t cap = s->cap_fns ? 2 * s->cap_fns : 64;
-
-		f = realloc(s->fns, cap * sizeof(*f));
-		if (!f)
-			return 0;
-		s->fns = f;
-		s->cap_fns = cap;
-	}
+	if (gil_grow(&s->fns, &s->cap_fns, s->nr_fns + 1, sizeof(*s->fns)) < 0)
+		return 0;
 	id = gil_fnset_intern(s->fnset, &key);
 	if (!id || id <= s->nr_fns)
 		return id;

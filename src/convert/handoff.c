@@ -36,14 +36,8 @@ static int handoff_add(struct stats_proc *p, int32_t from, int32_t to, uint64_t 
 		p->handoffs_folded = true;
 		return 0;
 	}
-	if (p->nr_handoffs == p->cap_handoffs) {
-		cap = p->cap_handoffs ? 2 * p->cap_handoffs : 16;
-		h = realloc(p->handoffs, cap * sizeof(*h));
-		if (!h)
-			return -1;
-		p->handoffs = h;
-		p->cap_handoffs = cap;
-	}
+	if (gil_grow(&p->handoffs, &p->cap_handoffs, p->nr_handoffs + 1, sizeof(*p->handoffs)) < 0)
+		return -1;
 	if (2 * (p->nr_handoffs + 1) > p->hindex_cap) {
 		uint32_t *x;
 

@@ -52,15 +52,8 @@ int stats_begin(struct stats *s, const struct conv_input *ci, const struct clock
 	struct stats_proc *p;
 	int64_t raw, ts, dur = 0;
 
-	if (s->nr_procs == s->cap_procs) {
-		size_t cap = s->cap_procs ? 2 * s->cap_procs : 8;
-
-		p = realloc(s->procs, cap * sizeof(*p));
-		if (!p)
-			return -1;
-		s->procs = p;
-		s->cap_procs = cap;
-	}
+	if (gil_grow(&s->procs, &s->cap_procs, s->nr_procs + 1, sizeof(*s->procs)) < 0)
+		return -1;
 	p = &s->procs[s->nr_procs++];
 	memset(p, 0, sizeof(*p));
 	s->cur = p;
@@ -147,15 +140,8 @@ static struct stats_thread *thread_get(struct stats_proc *p, int32_t tid)
 	}
 	if (2 * (p->nr_threads + 1) > p->tindex_cap && tindex_grow(p) < 0)
 		return NULL;
-	if (p->nr_threads == p->cap_threads) {
-		size_t cap = p->cap_threads ? 2 * p->cap_threads : 16;
-
-		t = realloc(p->threads, cap * sizeof(*t));
-		if (!t)
-			return NULL;
-		p->threads = t;
-		p->cap_threads = cap;
-	}
+	if (gil_grow(&p->threads, &p->cap_threads, p->nr_threads + 1, sizeof(*p->threads)) < 0)
+		return NULL;
 	t = &p->threads[p->nr_threads];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;

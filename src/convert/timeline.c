@@ -384,15 +384,8 @@ static int push(struct timeline *tl, struct thread *t, struct point *p)
 	if (tl->points > tl->st.peak_points)
 		tl->st.peak_points = tl->points;
 	if (t->hpos == SIZE_MAX) {
-		if (tl->n == tl->cap) {
-			size_t ncap = tl->cap ? tl->cap * 2 : 64;
-			struct thread **nh = realloc(tl->heap, ncap * sizeof(*nh));
-
-			if (!nh)
-				return -1;
-			tl->heap = nh;
-			tl->cap = ncap;
-		}
+		if (gil_grow(&tl->heap, &tl->cap, tl->n + 1, sizeof(*tl->heap)) < 0)
+			return -1;
 		heap_set(tl, tl->n++, t);
 		sift_up(tl, t->hpos);
 	} else if (i == 0) {

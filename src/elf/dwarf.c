@@ -103,17 +103,8 @@ static int cmp_site(const void *a, const void *b)
 
 static int range_add(struct ranges *r, uint64_t lo, uint64_t hi)
 {
-	struct range *v;
-	size_t cap;
-
-	if (r->nr == r->cap) {
-		cap = r->cap ? 2 * r->cap : 8;
-		v = realloc(r->v, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (gil_grow(&r->v, &r->cap, r->nr + 1, sizeof(*r->v)) < 0)
+		return -1;
 	r->v[r->nr].lo = lo;
 	r->v[r->nr].hi = hi;
 	r->nr++;
@@ -278,16 +269,9 @@ static int push_site(struct sites *s, int fn, enum gil_site_role role, uint64_t 
 		     const char *where)
 {
 	struct gil_dwarf_site *v;
-	size_t cap;
 
-	if (s->nr == s->cap) {
-		cap = s->cap ? 2 * s->cap : 16;
-		v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (gil_grow(&s->v, &s->cap, s->nr + 1, sizeof(*s->v)) < 0)
+		return -1;
 	v = &s->v[s->nr];
 	v->where = strdup(where);
 	if (!v->where)

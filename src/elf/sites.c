@@ -76,8 +76,7 @@ static int seen_add(struct scan *sc, uint64_t addr)
 static int add_site(struct scan *sc, const struct gil_site *tmpl)
 {
 	struct gil_symbols *syms = sc->syms;
-	struct gil_site *sites, *s;
-	size_t cap;
+	struct gil_site *s;
 	int r;
 
 	/* The same function shows up in .symtab and .dynsym, or under an alias: probe it once. */
@@ -92,14 +91,8 @@ static int add_site(struct scan *sc, const struct gil_site *tmpl)
 		syms->nr_over_cap++;
 		return 0;
 	}
-	if (syms->nr_sites == sc->cap) {
-		cap = sc->cap ? 2 * sc->cap : 4;
-		sites = realloc(syms->sites, cap * sizeof(*sites));
-		if (!sites)
-			return -1;
-		syms->sites = sites;
-		sc->cap = cap;
-	}
+	if (gil_grow(&syms->sites, &sc->cap, syms->nr_sites + 1, sizeof(*syms->sites)) < 0)
+		return -1;
 	s = &syms->sites[syms->nr_sites];
 	*s = *tmpl;
 	s->symbol = strdup(tmpl->symbol);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "fntab.h"
 
 struct gil_fnset {
@@ -89,17 +90,13 @@ static int grow_index(struct gil_fnset *t)
 
 static int grow(struct gil_fnset *t)
 {
-	size_t cap = t->cap ? 2 * t->cap : 256;
-	struct gil_fn *v = realloc(t->v, cap * sizeof(*v));
-	uint64_t *hs;
+	size_t cap = t->cap; /* one capacity for the two arrays */
 
-	if (!v)
+	if (gil_grow(&t->v, &cap, t->cap + 1, sizeof(*t->v)) < 0)
 		return -1;
-	t->v = v;
-	hs = realloc(t->hashes, cap * sizeof(*hs));
-	if (!hs)
+	cap = t->cap;
+	if (gil_grow(&t->hashes, &cap, t->cap + 1, sizeof(*t->hashes)) < 0)
 		return -1;
-	t->hashes = hs;
 	t->cap = cap;
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "giltrace.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -173,7 +174,6 @@ int gil_trace_record_stop(void)
 
 int gil_trace_record_name_thread(pid_t tid, const char *name)
 {
-	struct pending_name *v;
 	char *copy;
 	int ret = -1;
 
@@ -202,15 +202,10 @@ int gil_trace_record_name_thread(pid_t tid, const char *name)
 		errno = EAGAIN;
 		goto out;
 	}
-	if (nr_pending == cap_pending) {
-		v = realloc(pending, (cap_pending ? 2 * cap_pending : 16) * sizeof(*v));
-		if (!v) {
-			pthread_mutex_unlock(&names_lock);
-			free(copy);
-			goto nomem;
-		}
-		pending = v;
-		cap_pending = cap_pending ? 2 * cap_pending : 16;
+	if (gil_grow(&pending, &cap_pending, nr_pending + 1, sizeof(*pending)) < 0) {
+		pthread_mutex_unlock(&names_lock);
+		free(copy);
+		goto nomem;
 	}
 	pending[nr_pending].tid = tid;
 	pending[nr_pending++].name = copy;

@@ -7,23 +7,13 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "common/util.h"
 #include "ordered.h"
 
 int gil_ordered_push(struct gil_ordered *o, const struct gil_qent *e)
 {
-	struct gil_qent *q;
-	size_t cap;
-
-	if (o->nq == o->cap) {
-		cap = o->cap ? 2 * o->cap : 4096;
-		q = realloc(o->q, cap * sizeof(*q));
-		if (!q) {
-			errno = ENOMEM;
-			return -1;
-		}
-		o->q = q;
-		o->cap = cap;
-	}
+	if (gil_grow(&o->q, &o->cap, o->nq + 1, sizeof(*o->q)) < 0)
+		return -1;
 	o->q[o->nq] = *e;
 	o->q[o->nq++].seq = o->seq++;
 	return 0;

@@ -125,18 +125,12 @@ static int compact(struct gil_pairing *p)
 static struct thread *add_thread(struct gil_pairing *p, int32_t tid, uint64_t ts)
 {
 	struct thread *t;
-	size_t cap, s;
+	size_t s;
 
 	if (p->nr >= GIL_PAIRING_MAX_THREADS && compact(p) < 0)
 		return NULL;
-	if (p->nr == p->cap) {
-		cap = p->cap ? 2 * p->cap : 16;
-		t = realloc(p->threads, cap * sizeof(*t));
-		if (!t)
-			return NULL;
-		p->threads = t;
-		p->cap = cap;
-	}
+	if (gil_grow(&p->threads, &p->cap, p->nr + 1, sizeof(*p->threads)) < 0)
+		return NULL;
 	/* Keep the index at most half full. */
 	if (2 * (p->nr + 1) > p->index_cap &&
 	    rebuild_index(p, p->index_cap ? 2 * p->index_cap : 32) < 0)

@@ -85,16 +85,9 @@ int gil_probes_add(struct gil_probes *p, const char *file, const char *shown, ui
 {
 	struct gil_probe *pr;
 	char *kerr;
-	size_t cap;
 
-	if (p->nr == p->cap) {
-		cap = p->cap ? 2 * p->cap : 8;
-		pr = realloc(p->v, cap * sizeof(*pr));
-		if (!pr)
-			return gil_err(err, errlen, "out of memory");
-		p->v = pr;
-		p->cap = cap;
-	}
+	if (gil_grow(&p->v, &p->cap, p->nr + 1, sizeof(*p->v)) < 0)
+		return gil_err(err, errlen, "out of memory");
 	pr = &p->v[p->nr];
 	memset(pr, 0, sizeof(*pr));
 	snprintf(pr->name, sizeof(pr->name), "%s_%zu%s", fn == GIL_FN_TAKE ? "take" : "drop", p->nr,

@@ -92,7 +92,7 @@ static int cmp_pid(const void *a, const void *b)
 static int numeric_dir(const char *dir, pid_t **out)
 {
 	struct dirent *de;
-	pid_t *ids = NULL, *n;
+	pid_t *ids = NULL;
 	size_t nr = 0, cap = 0;
 	char *end;
 	long v;
@@ -107,16 +107,10 @@ static int numeric_dir(const char *dir, pid_t **out)
 		v = strtol(de->d_name, &end, 10);
 		if (*end || v <= 0)
 			continue;
-		if (nr == cap) {
-			cap = cap ? 2 * cap : 64;
-			n = realloc(ids, cap * sizeof(*ids));
-			if (!n) {
-				free(ids);
-				closedir(d);
-				errno = ENOMEM;
-				return -1;
-			}
-			ids = n;
+		if (gil_grow(&ids, &cap, nr + 1, sizeof(*ids)) < 0) {
+			free(ids);
+			closedir(d);
+			return -1;
 		}
 		ids[nr++] = (pid_t)v;
 	}

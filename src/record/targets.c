@@ -35,19 +35,14 @@ struct target *rec_target_of(struct gil_recorder *rec, pid_t pid)
 
 static int add_fd(struct target *t, int fd, int cpu)
 {
-	int *v;
+	size_t cap = t->cap_fds; /* one capacity for the two arrays */
 
-	if (t->nr_fds == t->cap_fds) {
-		v = realloc(t->fds, (t->cap_fds ? 2 * t->cap_fds : 64) * sizeof(*v));
-		if (!v)
-			return -1;
-		t->fds = v;
-		v = realloc(t->fd_cpu, (t->cap_fds ? 2 * t->cap_fds : 64) * sizeof(*v));
-		if (!v)
-			return -1;
-		t->fd_cpu = v;
-		t->cap_fds = t->cap_fds ? 2 * t->cap_fds : 64;
-	}
+	if (gil_grow(&t->fds, &cap, t->nr_fds + 1, sizeof(*t->fds)) < 0)
+		return -1;
+	cap = t->cap_fds;
+	if (gil_grow(&t->fd_cpu, &cap, t->nr_fds + 1, sizeof(*t->fd_cpu)) < 0)
+		return -1;
+	t->cap_fds = cap;
 	t->fd_cpu[t->nr_fds] = cpu;
 	t->fds[t->nr_fds++] = fd;
 	return 0;

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The helpers of src/common that the recorder and the converter share: CPython versions. */
+/* The helpers of src/common that the recorder and the converter share. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/pyversion.h"
+#include "common/util.h"
 
 /* PY_VERSION_HEX words as CPython's patchlevel.h makes them, and how CPython writes them. */
 static void test_pyversion_hex(void **state)
@@ -60,11 +63,40 @@ static void test_pyversion_num(void **state)
 	assert_false(gil_pyversion_below("", 3, 13)); /* unknown is not below */
 }
 
+/* gil_grow: doubles from 16, keeps what the array held, refuses sizes past size_t untouched. */
+static void test_grow(void **state)
+{
+	uint64_t *v = NULL, *before;
+	size_t cap = 0, i;
+
+	(void)state;
+	assert_int_equal(gil_grow(&v, &cap, 1, sizeof(*v)), 0);
+	assert_int_equal(cap, 16);
+	for (i = 0; i < 16; i++)
+		v[i] = i * 3;
+	assert_int_equal(gil_grow(&v, &cap, 16, sizeof(*v)), 0); /* room already */
+	assert_int_equal(cap, 16);
+	assert_int_equal(gil_grow(&v, &cap, 17, sizeof(*v)), 0);
+	assert_int_equal(cap, 32);
+	assert_int_equal(gil_grow(&v, &cap, 1000, sizeof(*v)), 0);
+	assert_int_equal(cap, 1024);
+	for (i = 0; i < 16; i++)
+		assert_int_equal(v[i], i * 3);
+	before = v;
+	errno = 0;
+	assert_int_equal(gil_grow(&v, &cap, SIZE_MAX / 4, sizeof(*v)), -1);
+	assert_int_equal(errno, ENOMEM);
+	assert_ptr_equal(v, before);
+	assert_int_equal(cap, 1024);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pyversion_hex),
 		cmocka_unit_test(test_pyversion_num),
+		cmocka_unit_test(test_grow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
