@@ -105,41 +105,18 @@ int stats_begin(struct stats *s, const struct conv_input *ci, const struct clock
 	return 0;
 }
 
-static int tindex_grow(struct stats_proc *p)
-{
-	size_t cap = p->tindex_cap ? 2 * p->tindex_cap : 64, i, k;
-	uint32_t *x = calloc(cap, sizeof(*x));
-
-	if (!x)
-		return -1;
-	for (i = 0; i < p->nr_threads; i++) {
-		for (k = ((uint32_t)p->threads[i].tid * 2654435761u) & (cap - 1); x[k];
-		     k = (k + 1) & (cap - 1))
-			;
-		x[k] = (uint32_t)i + 1;
-	}
-	free(p->tindex);
-	p->tindex = x;
-	p->tindex_cap = cap;
-	return 0;
-}
-
 /* Thread @tid of @p, created when new; past the cap, the folded entry. NULL on ENOMEM. */
 static struct stats_thread *thread_get(struct stats_proc *p, int32_t tid)
 {
 	struct stats_thread *t;
-	size_t k;
+	long i = gil_tidindex_find(&p->tindex, tid);
 
-	for (k = p->tindex_cap ? ((uint32_t)tid * 2654435761u) & (p->tindex_cap - 1) : 0;
-	     p->tindex_cap && p->tindex[k]; k = (k + 1) & (p->tindex_cap - 1))
-		if (p->threads[p->tindex[k] - 1].tid == tid)
-			return &p->threads[p->tindex[k] - 1];
+	if (i >= 0)
+		return &p->threads[i];
 	if (p->nr_threads >= STATS_MAX_THREADS) {
 		p->has_other = true;
 		return &p->other;
 	}
-	if (2 * (p->nr_threads + 1) > p->tindex_cap && tindex_grow(p) < 0)
-		return NULL;
 	if (gil_grow(&p->threads, &p->cap_threads, p->nr_threads + 1, sizeof(*p->threads)) < 0)
 		return NULL;
 	t = &p->threads[p->nr_threads];
@@ -150,11 +127,11 @@ static struct stats_thread *thread_get(struct stats_proc *p, int32_t tid)
 		if (!t->bins)
 			return NULL;
 	}
+	if (gil_tidindex_add(&p->tindex, tid, p->nr_threads) < 0) {
+		free(t->bins);
+		return NULL;
+	}
 	p->nr_threads++;
-	for (k = ((uint32_t)tid * 2654435761u) & (p->tindex_cap - 1); p->tindex[k];
-	     k = (k + 1) & (p->tindex_cap - 1))
-		;
-	p->tindex[k] = (uint32_t)p->nr_threads;
 	return t;
 }
 
@@ -334,9 +311,7 @@ int stats_end(struct stats *s)
 	free(p->fnmap);
 	p->fnmap = NULL;
 	p->fnmap_cap = 0;
-	free(p->tindex);
-	p->tindex = NULL;
-	p->tindex_cap = 0;
+	gil_tidindex_free(&p->tindex);
 	free(p->hindex);
 	p->hindex = NULL;
 	p->hindex_cap = 0;
@@ -357,7 +332,7 @@ void stats_free(struct stats *s)
 			thread_free(&p->threads[k]);
 		thread_free(&p->other);
 		free(p->threads);
-		free(p->tindex);
+		gil_tidindex_free(&p->tindex);
 		free(p->label);
 		free(p->cmdline);
 		free(p->path);

@@ -25,6 +25,7 @@
 #include "clockmap.h"
 #include "convert.h"
 #include "inputs.h"
+#include "common/tidindex.h"
 #include "format/fntab.h"
 #include "format/rawfile.h"
 
@@ -198,8 +199,7 @@ struct stats_proc {
 	bool attributed; /* its intervals carry functions */
 	struct stats_thread *threads;
 	size_t nr_threads, cap_threads;
-	uint32_t *tindex; /* open addressing: tid -> threads[] + 1 */
-	size_t tindex_cap;
+	struct gil_tidindex tindex; /* tid -> threads[] */
 	struct stats_thread other; /* folded threads */
 	bool has_other;
 	uint64_t ns[3], count[3];

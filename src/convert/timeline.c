@@ -29,6 +29,8 @@
 
 #include "giltrace.h"
 #include "timeline.h"
+#include "common/tidindex.h"
+#include "common/util.h"
 
 enum point_type {
 	/* at equal times: a drop precedes the take it lets through */
@@ -63,8 +65,9 @@ struct timeline {
 	bool flows, counter;
 	const struct conv_proc *proc;
 
-	struct thread **th; /* open addressing on tid, power of two */
+	struct thread **th; /* in order of first sight */
 	size_t th_cap, th_n;
+	struct gil_tidindex th_index; /* tid -> th[] */
 
 	struct thread **heap; /* threads with waiting points, keyed by their oldest */
 	size_t n, cap;
@@ -108,9 +111,7 @@ static void threads_clear(struct timeline *tl)
 {
 	size_t i;
 
-	for (i = 0; i < tl->th_cap; i++) {
-		if (!tl->th[i])
-			continue;
+	for (i = 0; i < tl->th_n; i++) {
 		free(tl->th[i]->name);
 		free(tl->th[i]->q);
 		free(tl->th[i]);
@@ -118,6 +119,7 @@ static void threads_clear(struct timeline *tl)
 	free(tl->th);
 	tl->th = NULL;
 	tl->th_cap = tl->th_n = 0;
+	gil_tidindex_free(&tl->th_index);
 	tl->n = 0;
 	tl->points = 0;
 }
@@ -132,49 +134,27 @@ int timeline_begin(struct timeline *tl, const struct conv_proc *proc)
 	return 0;
 }
 
-static inline size_t th_hash(int32_t tid, size_t cap)
-{
-	return ((uint32_t)tid * 2654435761u) & (cap - 1);
-}
-
 /* The thread @tid, created on first sight; NULL when out of memory. */
 static struct thread *thread_get(struct timeline *tl, int32_t tid, bool *created)
 {
 	struct thread *t;
-	size_t i;
+	long i = gil_tidindex_find(&tl->th_index, tid);
 
 	*created = false;
-	if (tl->th_cap) {
-		for (i = th_hash(tid, tl->th_cap); tl->th[i]; i = (i + 1) & (tl->th_cap - 1))
-			if (tl->th[i]->tid == tid)
-				return tl->th[i];
-	}
-	if ((tl->th_n + 1) * 2 > tl->th_cap) {
-		size_t ncap = tl->th_cap ? tl->th_cap * 2 : 64, j;
-		struct thread **nt = calloc(ncap, sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		for (j = 0; j < tl->th_cap; j++) {
-			if (!tl->th[j])
-				continue;
-			for (i = th_hash(tl->th[j]->tid, ncap); nt[i]; i = (i + 1) & (ncap - 1))
-				;
-			nt[i] = tl->th[j];
-		}
-		free(tl->th);
-		tl->th = nt;
-		tl->th_cap = ncap;
-	}
+	if (i >= 0)
+		return tl->th[i];
+	if (gil_grow(&tl->th, &tl->th_cap, tl->th_n + 1, sizeof(*tl->th)) < 0)
+		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	if (gil_tidindex_add(&tl->th_index, tid, tl->th_n) < 0) {
+		free(t);
+		return NULL;
+	}
 	t->tid = tid;
 	t->hpos = SIZE_MAX;
-	for (i = th_hash(tid, tl->th_cap); tl->th[i]; i = (i + 1) & (tl->th_cap - 1))
-		;
-	tl->th[i] = t;
-	tl->th_n++;
+	tl->th[tl->th_n++] = t;
 	tl->st.threads++;
 	*created = true;
 	return t;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pairing.h"
+#include "common/tidindex.h"
 #include "common/util.h"
 
 enum state {
@@ -37,8 +38,7 @@ struct gil_pairing {
 	void *ctx;
 	struct thread *threads; /* in order of first appearance */
 	size_t nr, cap;
-	uint32_t *index; /* open addressing: tid -> threads[] position + 1; 0 = empty */
-	size_t index_cap; /* power of two */
+	struct gil_tidindex index; /* tid -> threads[] */
 	struct gil_thread_stats other; /* exited threads folded away to bound memory */
 	uint64_t events;
 	uint64_t not_seen; /* take_gil entered by a thread still holding: a release was missed */
@@ -57,39 +57,11 @@ struct gil_pairing *gil_pairing_alloc(uint64_t start, gil_emit_fn emit, void *ct
 	return p;
 }
 
-static size_t slot_of(const struct gil_pairing *p, int32_t tid)
-{
-	return ((uint32_t)tid * 2654435761u) & (p->index_cap - 1);
-}
-
-static int rebuild_index(struct gil_pairing *p, size_t cap)
-{
-	uint32_t *index = calloc(cap, sizeof(*index));
-	size_t i, s;
-
-	if (!index)
-		return -1;
-	free(p->index);
-	p->index = index;
-	p->index_cap = cap;
-	for (i = 0; i < p->nr; i++) {
-		for (s = slot_of(p, p->threads[i].st.tid); index[s]; s = (s + 1) & (cap - 1))
-			;
-		index[s] = (uint32_t)i + 1;
-	}
-	return 0;
-}
-
 static struct thread *lookup(const struct gil_pairing *p, int32_t tid)
 {
-	size_t s;
+	long i = gil_tidindex_find(&p->index, tid);
 
-	if (!p->index_cap)
-		return NULL;
-	for (s = slot_of(p, tid); p->index[s]; s = (s + 1) & (p->index_cap - 1))
-		if (p->threads[p->index[s] - 1].st.tid == tid)
-			return &p->threads[p->index[s] - 1];
-	return NULL;
+	return i < 0 ? NULL : &p->threads[i];
 }
 
 static void fold(struct gil_thread_stats *into, const struct gil_thread_stats *t)
@@ -119,30 +91,28 @@ static int compact(struct gil_pairing *p)
 		p->threads[j++] = p->threads[i];
 	}
 	p->nr = j;
-	return rebuild_index(p, p->index_cap);
+	gil_tidindex_clear(&p->index); /* the table keeps its size: the survivors fit */
+	for (i = 0; i < p->nr; i++)
+		if (gil_tidindex_add(&p->index, p->threads[i].st.tid, i) < 0)
+			return -1;
+	return 0;
 }
 
 static struct thread *add_thread(struct gil_pairing *p, int32_t tid, uint64_t ts)
 {
 	struct thread *t;
-	size_t s;
 
 	if (p->nr >= GIL_PAIRING_MAX_THREADS && compact(p) < 0)
 		return NULL;
-	if (gil_grow(&p->threads, &p->cap, p->nr + 1, sizeof(*p->threads)) < 0)
-		return NULL;
-	/* Keep the index at most half full. */
-	if (2 * (p->nr + 1) > p->index_cap &&
-	    rebuild_index(p, p->index_cap ? 2 * p->index_cap : 32) < 0)
+	if (gil_grow(&p->threads, &p->cap, p->nr + 1, sizeof(*p->threads)) < 0 ||
+	    gil_tidindex_add(&p->index, tid, p->nr) < 0)
 		return NULL;
 	t = &p->threads[p->nr];
 	memset(t, 0, sizeof(*t));
 	t->st.tid = tid;
 	t->st.first_ts = ts;
 	t->state = S_UNKNOWN;
-	for (s = slot_of(p, tid); p->index[s]; s = (s + 1) & (p->index_cap - 1))
-		;
-	p->index[s] = (uint32_t)++p->nr;
+	p->nr++;
 	return t;
 }
 
@@ -384,6 +354,6 @@ void gil_pairing_free(struct gil_pairing *p)
 	if (!p)
 		return;
 	free(p->threads);
-	free(p->index);
+	gil_tidindex_free(&p->index);
 	free(p);
 }

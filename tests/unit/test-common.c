@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/pyversion.h"
+#include "common/tidindex.h"
 #include "common/util.h"
 
 /* PY_VERSION_HEX words as CPython's patchlevel.h makes them, and how CPython writes them. */
@@ -91,12 +92,36 @@ static void test_grow(void **state)
 	free(v);
 }
 
+/* gil_tidindex: every tid found at its place through growth (colliding hashes too), none
+ * invented; cleared and refilled as pairing.c compacts. */
+static void test_tidindex(void **state)
+{
+	struct gil_tidindex x = { 0 };
+	int32_t tid;
+
+	(void)state;
+	assert_int_equal(gil_tidindex_find(&x, 1), -1);
+	for (tid = 0; tid < 5000; tid++) /* multiples of the table size collide first */
+		assert_int_equal(gil_tidindex_add(&x, tid * 1024 - 2500 * 1024, (size_t)tid), 0);
+	assert_true(x.cap >= 2 * x.nr);
+	for (tid = 0; tid < 5000; tid++)
+		assert_int_equal(gil_tidindex_find(&x, tid * 1024 - 2500 * 1024), tid);
+	assert_int_equal(gil_tidindex_find(&x, 7), -1);
+	gil_tidindex_clear(&x);
+	assert_int_equal(gil_tidindex_find(&x, 0), -1);
+	assert_int_equal(gil_tidindex_add(&x, 42, 3), 0);
+	assert_int_equal(gil_tidindex_find(&x, 42), 3);
+	gil_tidindex_free(&x);
+	assert_int_equal(gil_tidindex_find(&x, 42), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pyversion_hex),
 		cmocka_unit_test(test_pyversion_num),
 		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_tidindex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
