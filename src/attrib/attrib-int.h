@@ -6,7 +6,7 @@
  *   fetchargs.c    the fetchargs string of one site, from a layout and argument locations
  *   debugoffsets.c the layout from _Py_DebugOffsets (3.13 - 3.15)
  *   abi.c          argument locations by the calling convention, at plain function entries
- *   dwarf.c        layout and argument locations from DWARF (dwarf-none.c without libdw)
+ *   dwarflayout.c  layout and argument locations from DWARF (dwarflayout-none.c without libdw)
  *   attrib.c       which of them serves an interpreter (gil_attrib_read)
  */
 #ifndef GIL_ATTRIB_INT_H

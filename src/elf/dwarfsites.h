@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Inlined copies of take_gil/drop_gil from DWARF (libdw), implemented in dwarf.c. LTO builds
+ * Inlined copies of take_gil/drop_gil from DWARF (libdw), implemented in dwarfsites.c. LTO builds
  * inline drop_gil into PyEval_SaveThread and, through it, into I/O functions: the out-of-line
  * copy then sees almost only forced switches. Built without libdw, gil_dwarf_read() finds
  * nothing and says so. Not named dwarf.h: that would hide elfutils' <dwarf.h> (the DW_*

@@ -101,7 +101,7 @@ const char *gil_fn_name(enum gil_func fn);
  * When the object has no symbol table naming them, looks for a debug file whose build-id
  * matches (.gnu_debuglink, /usr/lib/debug/.build-id/xx/rest.debug, under @root when not NULL,
  * e.g. "/proc/PID/root"), and .gnu_debugdata. With DWARF (libdw) in the object or its debug
- * file, adds the entries and exits of inlined copies (method "dwarf-inline", see dwarf.c).
+ * file, adds the entries and exits of inlined copies (method "dwarf-inline", see dwarfsites.c).
  * Function entries starting with endbr64 are probed after it (x86-64).
  *
  * A CPython 3 without symbols for either function falls back to the exported

@@ -2,7 +2,7 @@
 /*
  * Layout and argument locations from DWARF (libdw): every member offset of the structs the
  * fetchargs walk, and where the thread state is at each probed site (clones and inlined copies
- * differ). dwarf-none.c stands in without libdw.
+ * differ). dwarflayout-none.c stands in without libdw.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -2,7 +2,7 @@
 /*
  * Built without libdw (configure --without-libdw): no DWARF is read, so no inlined copy is
  * found; the symbol tables still give every out-of-line site. The build picks this file or
- * dwarf.c.
+ * dwarfsites.c.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
