@@ -30,11 +30,13 @@ enum {
 	OPT_SUMMARY,
 	OPT_SUMMARY_JSON,
 	OPT_SVG,
+	OPT_FORMAT,
 };
 
 static const struct option long_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "clock", required_argument, NULL, OPT_CLOCK },
 	{ "profiling-data", required_argument, NULL, OPT_PROF },
 	{ "merge", required_argument, NULL, OPT_MERGE },
@@ -52,8 +54,23 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The names --format takes, for a usage error: "chrome" or "chrome, x or y". */
+static const char *formats(void)
+{
+	static char buf[256];
+	size_t i, n = 0;
+
+	for (i = 0; conv_backends[i] && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s",
+				      !i ? "" : conv_backends[i + 1] ? ", " : " or ",
+				      conv_backends[i]->name);
+	return buf;
+}
+
 static void usage(void)
 {
+	size_t i;
+
 	printf("Usage: " PROG " [OPTION]... --input RECORDING [--output TRACE.json]\n"
 	       "Convert GIL recordings (gil-record's GIL_<pid>_rank_<rank>.json, or the sysTrace\n"
 	       "GIL tracer's files) into one Chrome Trace JSON timeline for MindStudio Insight,\n"
@@ -64,6 +81,7 @@ static void usage(void)
 	       "                             repeat it for several (one process row each, by rank)\n"
 	       "  -o, --output=FILE          the trace to write ('-' for standard output); default for\n"
 	       "                             one input X.json: X_trace.json beside it\n"
+	       "      --format=FORMAT        what the trace is written as (default chrome; below)\n"
 	       "      --clock=CLOCK          time base: realtime (default, epoch microseconds),\n"
 	       "                             monotonic or monotonic_raw (the recording clock)\n"
 	       "      --profiling-data=DIR   align on an msprof/torch_npu PROF_ directory's\n"
@@ -92,10 +110,14 @@ static void usage(void)
 	       "  -h, --help                 show this help and exit\n"
 	       "  -V, --version              show the version and exit\n"
 	       "\n"
+	       "Formats:\n",
+	       CONV_WINDOW_MS_DEFAULT);
+	for (i = 0; conv_backends[i]; i++)
+		printf("  %-26s %s\n", conv_backends[i]->name, conv_backends[i]->about);
+	printf("\n"
 	       "Warnings (a cut or empty recording, lost events) go to standard error. The output\n"
 	       "appears only when complete. Exit status: 0 converted, 1 conversion failed, 2 usage.\n"
-	       "See gil-convert(1).\n",
-	       CONV_WINDOW_MS_DEFAULT);
+	       "See gil-convert(1).\n");
 }
 
 static void version(void)
@@ -204,6 +226,12 @@ int main(int argc, char **argv)
 			if (!*optarg || !strcmp(optarg, "-"))
 				return gil_usage_error("invalid --svg value '%s': give a file", optarg);
 			opt.svg = optarg;
+			break;
+		case OPT_FORMAT:
+			opt.format = conv_backend(optarg);
+			if (!opt.format)
+				return gil_usage_error("invalid --format value '%s' (%s)", optarg,
+						       formats());
 			break;
 		case OPT_TS_FORMAT:
 			if (strcmp(optarg, "string") && strcmp(optarg, "number"))

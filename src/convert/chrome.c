@@ -319,6 +319,7 @@ static int chrome_footer(struct conv_out *o, struct json_object *other)
 
 const struct conv_backend_ops conv_chrome_ops = {
 	.name = "chrome",
+	.about = "Chrome Trace JSON, for MindStudio Insight and Perfetto",
 	.header = chrome_header,
 	.event = chrome_event,
 	.footer = chrome_footer,

@@ -544,7 +544,7 @@ int conv_run(const struct conv_options *opt, char *err, size_t errlen)
 
 	memset(&c, 0, sizeof(c));
 	c.opt = opt;
-	c.ops = opt->output ? &conv_chrome_ops : &conv_null_ops;
+	c.ops = !opt->output ? &conv_null_ops : opt->format ? opt->format : conv_backends[0];
 	ret = run(&c);
 	if (ret < 0)
 		gil_err(err, errlen, "%s", c.err[0] ? c.err : "conversion failed");

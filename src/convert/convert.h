@@ -35,6 +35,7 @@ struct conv_options {
 	const char **inputs; /* files or directories */
 	size_t ninputs;
 	const char *output; /* "-" for standard output; NULL: no trace (statistics only) */
+	const struct conv_backend_ops *format; /* what the trace is written as; NULL: chrome */
 	enum conv_clock clock;
 	bool clock_given;
 	const char *profiling_data; /* PROF_ directory, or NULL */
@@ -114,15 +115,26 @@ struct conv_out {
 	struct merge_trace *merge; /* --merge: the profiler's trace wraps the output */
 };
 
-/* Output backends (uftrace's dump backends): header, events (lost ones included), footer. */
+/*
+ * Output backends (uftrace's dump backends): header, events (lost ones included), footer. A
+ * footer gets what the run says of itself (the recordings, the statistics, what was dropped)
+ * as one JSON object, and writes it where its format keeps such things (Chrome: otherData).
+ * A new one is a file beside chrome.c with its ops table, and a line in backends.c.
+ */
 struct conv_backend_ops {
-	const char *name;
+	const char *name; /* as --format names it */
+	const char *about; /* one line for --help */
 	int (*header)(struct conv_out *o);
 	int (*event)(struct conv_out *o, const struct conv_event *ev);
-	int (*footer)(struct conv_out *o, struct json_object *other_data);
+	int (*footer)(struct conv_out *o, struct json_object *meta);
 };
 
-extern const struct conv_backend_ops conv_chrome_ops;
+/* conv_backends - the backends --format can name, NULL-terminated; the first is the default. */
+extern const struct conv_backend_ops *const conv_backends[];
+
+/* conv_backend - the backend named @name, or NULL when there is none of that name. */
+const struct conv_backend_ops *conv_backend(const char *name);
+
 extern const struct conv_backend_ops conv_null_ops; /* statistics only: writes nothing */
 
 /**

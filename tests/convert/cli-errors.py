@@ -31,7 +31,7 @@ def failure(args, msg):
 # --help and --version: standard output, exit 0; every option is documented
 out, err = convert("--help")
 check(out.startswith("Usage: gil-convert [OPTION]... --input RECORDING"), "--help: " + out[:80])
-for opt in ["--input", "--output", "--clock", "--profiling-data", "--merge", "--no-flows",
+for opt in ["--input", "--output", "--format", "--clock", "--profiling-data", "--merge", "--no-flows",
             "--no-counter", "--ts-format", "--reorder-window", "--quiet", "--verbose", "--help", "--version"]:
     check(opt in out, "--help does not mention " + opt)
     with open(os.path.join(os.environ.get("top_srcdir", "."), "doc", "gil-convert.1")) as f:
@@ -49,6 +49,11 @@ usage_error(["--reorder-window", "1x", HANDWRITTEN],
             "invalid --reorder-window value '1x' (milliseconds, 0 to 3600000)")
 usage_error(["-o", "", HANDWRITTEN], "invalid --output value ''")
 usage_error(["--ts-format", "hex", HANDWRITTEN], "invalid --ts-format value 'hex' (string or number)")
+usage_error(["--format", "perfetto", HANDWRITTEN], "invalid --format value 'perfetto' (chrome)")
+check("\n  chrome " in convert("--help")[0], "--help lists no format chrome")
+# --format chrome is the default: byte for byte the same trace
+check_eq(convert("-q", "--format", "chrome", "-i", HANDWRITTEN, "-o", "-")[0],
+         convert("-q", "-i", HANDWRITTEN, "-o", "-")[0], "--format chrome and the default")
 usage_error([HANDWRITTEN, HANDWRITTEN], "several inputs: name the trace to write with --output")
 usage_error(["--clock", "monotonic", "--profiling-data", "x", HANDWRITTEN],
             "--clock and --profiling-data both choose the time base: give one")
