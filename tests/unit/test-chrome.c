@@ -29,16 +29,19 @@ static char *chrome_thread(const char *name)
 	struct conv_event ev = { .type = CEV_THREAD, .proc = &proc, .tid = 7, .name = name };
 	struct conv_out out = { 0 };
 	struct json_object *other = json_object_new_object();
+	const struct conv_backend_ops *chrome = conv_backend("chrome");
 	char path[] = "/tmp/test-chrome-XXXXXX", err[320], *text;
 	int fd = mkstemp(path);
 
+	assert_non_null(chrome);
 	assert_true(fd >= 0);
 	close(fd);
 	out.f = outfile_open(path, err, sizeof(err));
 	assert_non_null(out.f);
-	assert_int_equal(conv_chrome_ops.header(&out), 0);
-	assert_int_equal(conv_chrome_ops.event(&out, &ev), 0);
-	assert_int_equal(conv_chrome_ops.footer(&out, other), 0);
+	assert_ptr_equal(chrome, conv_backends[0]); /* the default */
+	assert_int_equal(chrome->header(&out), 0);
+	assert_int_equal(chrome->event(&out, &ev), 0);
+	assert_int_equal(chrome->footer(&out, other), 0);
 	assert_int_equal(outfile_commit(out.f, err, sizeof(err)), 0);
 	json_object_put(other);
 	text = gil_read_file(path, 1 << 20, NULL);
