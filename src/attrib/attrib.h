@@ -78,6 +78,19 @@ struct gil_layout {
 	int64_t ts_native_tid; /* PyThreadState.native_thread_id */
 };
 
+/*
+ * GIL_LAYOUT_FIELDS - every field of struct gil_layout, by kind, for code that handles a layout
+ * field by field (record/objcache.c keeps layouts on disk). A field added to the struct is added
+ * here too, and nowhere else: the cache then writes and reads it, and entries written with
+ * another list are not used. objcache.c fails to compile when the two disagree in size.
+ */
+#define GIL_LAYOUT_FIELDS(I64, INT, BOOL, U64, STR)                                                \
+	INT(version) INT(arch) INT(frame) I64(ts_frame) I64(cframe_current) I64(frame_code)       \
+	BOOL(code_tagged) I64(code_name) BOOL(qualname) I64(code_filename) I64(code_firstlineno) \
+	I64(ob_type) I64(tp_name) I64(ascii_size) I64(state) INT(compact_bit) INT(ascii_bit)      \
+	INT(req) I64(req_off) STR(req_arg) U64(req_addr) U64(runtime_addr) I64(rt_interp_head)    \
+	I64(interp_gil) I64(gil_holder) I64(ts_native_tid)
+
 /* The fetchargs of one probe site, parallel to gil_symbols.sites. */
 struct gil_attrib_site {
 	char *fetchargs; /* the full set (--attribution=full); NULL: nothing is read here */

@@ -167,29 +167,33 @@ static const char *method_of(const char *s)
 	return NULL;
 }
 
-#define LAYOUT_I64(X)                                                                           \
-	X(ts_frame) X(cframe_current) X(frame_code) X(code_name) X(code_filename)               \
-	X(code_firstlineno) X(ob_type) X(tp_name) X(ascii_size) X(state) X(req_off)             \
-	X(rt_interp_head) X(interp_gil) X(gil_holder) X(ts_native_tid)
+/* The layout's fields by name, in the entry: an entry written with another list is not used. */
+#define NAME(f) #f " "
+static const char layout_fields[] = GIL_LAYOUT_FIELDS(NAME, NAME, NAME, NAME, NAME);
+#undef NAME
+
+/* The list covers the struct: the fields' sizes add up to it but for its padding (22 bytes). */
+#define SIZE(f) +sizeof(((struct gil_layout *)0)->f)
+_Static_assert(sizeof(struct gil_layout) - (0 GIL_LAYOUT_FIELDS(SIZE, SIZE, SIZE, SIZE, SIZE)) == 22,
+	       "a field of struct gil_layout is not in GIL_LAYOUT_FIELDS (attrib.h), or its padding "
+	       "changed: then update the 22");
+#undef SIZE
 
 static struct json_object *layout_json(const struct gil_layout *l)
 {
 	struct json_object *o = json_object_new_object();
 
-#define PUT(f) json_object_object_add(o, #f, json_object_new_int64(l->f));
-	LAYOUT_I64(PUT)
-#undef PUT
-	json_object_object_add(o, "version", json_object_new_int(l->version));
-	json_object_object_add(o, "arch", json_object_new_int(l->arch));
-	json_object_object_add(o, "frame", json_object_new_int(l->frame));
-	json_object_object_add(o, "code_tagged", json_object_new_boolean(l->code_tagged));
-	json_object_object_add(o, "qualname", json_object_new_boolean(l->qualname));
-	json_object_object_add(o, "compact_bit", json_object_new_int(l->compact_bit));
-	json_object_object_add(o, "ascii_bit", json_object_new_int(l->ascii_bit));
-	json_object_object_add(o, "req", json_object_new_int(l->req));
-	json_object_object_add(o, "req_arg", json_object_new_string(l->req_arg));
-	json_object_object_add(o, "req_addr", json_object_new_uint64(l->req_addr));
-	json_object_object_add(o, "runtime_addr", json_object_new_uint64(l->runtime_addr));
+#define I64(f) json_object_object_add(o, #f, json_object_new_int64(l->f));
+#define INT(f) json_object_object_add(o, #f, json_object_new_int((int)l->f));
+#define BOOL(f) json_object_object_add(o, #f, json_object_new_boolean(l->f));
+#define U64(f) json_object_object_add(o, #f, json_object_new_uint64(l->f));
+#define STR(f) json_object_object_add(o, #f, json_object_new_string(l->f));
+	GIL_LAYOUT_FIELDS(I64, INT, BOOL, U64, STR)
+#undef I64
+#undef INT
+#undef BOOL
+#undef U64
+#undef STR
 	return o;
 }
 
@@ -242,29 +246,30 @@ static char *dup_or_null(const char *s, bool *ok)
 	return d;
 }
 
-static void layout_from(struct json_object *o, struct gil_layout *l, bool *ok)
+static void str_from(struct json_object *o, const char *k, char *buf, size_t len, bool *ok)
 {
-	const char *arg;
+	const char *s = get_str(o, k, ok);
 
-	memset(l, 0, sizeof(*l));
-#define GET(f) l->f = geti(o, #f, ok);
-	LAYOUT_I64(GET)
-#undef GET
-	l->version = (int)geti(o, "version", ok);
-	l->arch = (int)geti(o, "arch", ok);
-	l->frame = (enum gil_frame_model)geti(o, "frame", ok);
-	l->code_tagged = geti(o, "code_tagged", ok);
-	l->qualname = geti(o, "qualname", ok);
-	l->compact_bit = (int)geti(o, "compact_bit", ok);
-	l->ascii_bit = (int)geti(o, "ascii_bit", ok);
-	l->req = (enum gil_req_model)geti(o, "req", ok);
-	arg = get_str(o, "req_arg", ok);
-	if (!arg || strlen(arg) >= sizeof(l->req_arg))
+	if (!s || strlen(s) >= len)
 		*ok = false;
 	else
-		strcpy(l->req_arg, arg);
-	l->req_addr = getu(o, "req_addr", ok);
-	l->runtime_addr = getu(o, "runtime_addr", ok);
+		strcpy(buf, s);
+}
+
+static void layout_from(struct json_object *o, struct gil_layout *l, bool *ok)
+{
+	memset(l, 0, sizeof(*l));
+#define I64(f) l->f = geti(o, #f, ok);
+#define INT(f) l->f = (__typeof__(l->f))geti(o, #f, ok);
+#define BOOL(f) l->f = geti(o, #f, ok) != 0;
+#define U64(f) l->f = getu(o, #f, ok);
+#define STR(f) str_from(o, #f, l->f, sizeof(l->f), ok);
+	GIL_LAYOUT_FIELDS(I64, INT, BOOL, U64, STR)
+#undef I64
+#undef INT
+#undef BOOL
+#undef U64
+#undef STR
 }
 
 /* The file name of @build_id's entry: hex only, so it cannot name another place. */
@@ -319,6 +324,7 @@ void rec_objcache_store(struct object *o, const char *root, bool attribution)
 		return;
 	e = json_object_new_object();
 	json_object_object_add(e, "format", json_object_new_int(CACHE_FORMAT));
+	json_object_object_add(e, "layout_fields", json_object_new_string(layout_fields));
 	json_object_object_add(e, "giltrace", json_object_new_string(PACKAGE_VERSION));
 	json_object_object_add(e, "build_id", json_object_new_string(syms->build_id));
 	json_object_object_add(e, "machine", json_object_new_int(eh.e_machine));
@@ -485,7 +491,8 @@ int rec_objcache_load(struct object *o, const char *path, const char *root, bool
 	str = get_str(e, "giltrace", &ok);
 	if (geti(e, "format", &ok) != CACHE_FORMAT || !str || strcmp(str, PACKAGE_VERSION) ||
 	    !(str = get_str(e, "build_id", &ok)) || strcmp(str, id) ||
-	    geti(e, "machine", &ok) != eh.e_machine || getu(e, "size", &ok) != o->elf.size || !ok)
+	    geti(e, "machine", &ok) != eh.e_machine || getu(e, "size", &ok) != o->elf.size ||
+	    !(str = get_str(e, "layout_fields", &ok)) || strcmp(str, layout_fields) || !ok)
 		goto miss;
 	if (!json_object_object_get_ex(e, "depends_on", &deps) ||
 	    !json_object_is_type(deps, json_type_array))
