@@ -331,10 +331,11 @@ def probe_sites(python, extra=()):
     same fetchargs (attribution reads), so that perf measures exactly what gil-record pays.
     """
     d = tempfile.mkdtemp(prefix="gilbench-sites-")
-    p = subprocess.Popen([python, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    p = subprocess.Popen([python, "-c", "import sys; print('ready', flush=True); sys.stdin.read()"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     rec = None
     try:
-        time.sleep(0.2)
+        p.stdout.readline()  # it runs Python: its interpreter is mapped, however slow the start
         rec = subprocess.Popen([GIL_RECORD, "-p", str(p.pid), "-o", d] + list(extra),
                                stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
