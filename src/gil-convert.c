@@ -159,8 +159,9 @@ int main(int argc, char **argv)
 		.window_ms = CONV_WINDOW_MS_DEFAULT,
 		.warn = warn,
 	};
+	/* static: still reachable when a usage error returns from main (leak checkers agree) */
+	static const char **inputs;
 	char err[1024], *out_alloc = NULL, *end;
-	const char **inputs;
 	unsigned long ms;
 	int c, ret;
 
