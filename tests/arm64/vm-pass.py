@@ -192,10 +192,10 @@ else:
                         % (len(rel), N, N + SLACK))
 
 # 2. contention and classes
-# On until each role released 60 times: a thread's few releases outside its function (start,
+# On until each role released 100 times: a thread's few releases outside its function (start,
 # the barrier, exit) then stay under the 10% the checks allow, however slowly the VM ran (beside
 # the other passes, a reader released 39 times in 3 s, 4 of them elsewhere).
-w = Workload(PY, "attribution.py", 3.0, 60)
+w = Workload(PY, "attribution.py", 3.0, 100)
 done, header, records, footer, err, _ = record_pid(w)
 tids = {role: int(t) for role, t in (kv.split("=") for kv in done)}
 fns = fns_of(records)
