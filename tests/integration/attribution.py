@@ -89,6 +89,21 @@ def summary_mostly_in(err):
     return out
 
 
+def mostly_in(records, tid):
+    """The names the summary may show for @tid: the functions with the most wait and hold
+    time in the file (more than one on a tie), written as the summary writes them."""
+    fns = {r["fn"]["id"]: r["fn"] for r in records if isinstance(r, dict) and "fn" in r}
+    ns = {}
+    for r in records:
+        if isinstance(r, list) and r[0] == tid and r[1] != 2 and len(r) > 5 and r[5]:
+            ns[r[5]] = ns.get(r[5], 0) + r[3]
+    if not ns:
+        return set()
+    most = max(ns.values())
+    return {fns[f]["name"] if fns.get(f, {}).get("name") is not None
+            else "<%s>" % fns.get(f, {}).get("unreadable") for f, v in ns.items() if v == most}
+
+
 def check_attribution(label, ver, header, records, tids, source, failures):
     """Returns the accuracy row for the report."""
     att = header.get("attribution") or {}
@@ -192,12 +207,16 @@ try:
         row = check_attribution(label, ver, header, records, tids, "dwarf", failures)
         report.append((label, "dwarf", row))
         # gil-record's own summary names each thread by the function it spent its GIL time in
+        # (waits and holds), which the file says too. Which function that is depends on the
+        # schedule: on a loaded machine one long first wait, named after the barrier the thread
+        # passed, can outweigh all its reads. That the roles' releases are named is checked
+        # above, by count.
         shown = summary_mostly_in(err)
         for role, tid in tids.items():
-            name = expected(role, ver)[0] or "<name not compact ASCII>"
-            if role != "schlaefer" and shown.get(tid) != name:
-                failures.append("%s: summary shows %s mostly in %r, not %r: %s"
-                                % (label, role, shown.get(tid), name, err[-600:]))
+            tops = mostly_in(records, tid)
+            if role != "schlaefer" and shown.get(tid) not in tops:
+                failures.append("%s: summary shows %s mostly in %r; the file says %s: %s"
+                                % (label, role, shown.get(tid), sorted(tops), err[-600:]))
     # Without DWARF: the table (3.8 - 3.12) and _Py_DebugOffsets (3.13).
     for label, exe, ver in interpreters:
         if not label.startswith("pyenv-") or not (3, 8) <= ver[:2] <= (3, 13):
