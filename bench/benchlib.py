@@ -5,8 +5,8 @@ every variant once in a rotated order, and reports medians (this VM drifts; abso
 not carry from one run to the next, ratios measured together do).
 
 Probes for the kernel floor and `perf record` live in a tracefs group of our own,
-gilbench_<pid>, created from the sites gil-record itself chose (read from a recording's header),
-and removed on every exit path. No other group is ever touched.
+gilbench_<pid>_<pidns>, created from the sites gil-record itself chose (read from a recording's
+header), and removed on every exit path. No other group is ever touched.
 """
 import argparse
 import atexit
@@ -376,14 +376,18 @@ def probe_sites(python, extra=()):
 
 
 class ProbeGroup:
-    """Our own uprobe group gilbench_<pid>[_suffix] with gil-record's probes; removed on exit.
+    """Our own uprobe group gilbench_<pid>_<pidns>[_suffix] with gil-record's probes; removed on
+    exit.
 
     @fetchargs False: the sites without their attribution reads (gil-record --no-attribution,
     or perf probe as per4m defines them). @light: without the drop_gil return probe.
     """
 
     def __init__(self, sites, light=False, suffix=None, fetchargs=True):
-        self.name = "gilbench_%d" % os.getpid() + ("_" + suffix if suffix else "")
+        # with our pid namespace, as gil-record names its groups: a benchmark in another
+        # namespace (a test beside this one, a container) may have our pid
+        self.name = "gilbench_%d_%x" % (os.getpid(), os.stat("/proc/self/ns/pid").st_ino) + \
+            ("_" + suffix if suffix else "")
         self.events = []
         atexit.register(self.remove)
         try:

@@ -17,7 +17,7 @@ each run untraced and under
 Every rep runs every variant once, in a rotated order; reported are medians over reps of each
 run's rate and of its ratio to the untraced run of the same rep (the VM drifts; ratios
 measured together do not). Cost per GIL event = added wall time per operation / probe hits per
-operation. The probes live in groups of our own, gilbench_<pid>*, removed on exit.
+operation. The probes live in groups of our own, gilbench_<pid>_<pidns>*, removed on exit.
 
 --light adds a table for a lighter probe set (no drop_gil return probe: no release durations).
 """

@@ -31,10 +31,13 @@ for b in $benches; do
 	fi
 	rm -f "$out.err"
 done
-# Our probe groups are gilbench_<pid>: none may outlive its benchmark.
-if [ -r /sys/kernel/tracing/uprobe_events ] && grep -q '^[pr]:gilbench_' /sys/kernel/tracing/uprobe_events; then
+# Our probe groups are gilbench_<pid>_<pidns>: none may outlive its benchmark. Those of another
+# pid namespace are another run's (a suite beside this one, a container), live or not.
+ns=$(printf '%x' "$(stat -Lc %i /proc/self/ns/pid)")
+if [ -r /sys/kernel/tracing/uprobe_events ] &&
+	grep -q "^[pr]:gilbench_[0-9]*_${ns}[_/]" /sys/kernel/tracing/uprobe_events; then
 	echo "FAIL: probe groups left behind:"
-	grep '^[pr]:gilbench_' /sys/kernel/tracing/uprobe_events
+	grep "^[pr]:gilbench_[0-9]*_${ns}[_/]" /sys/kernel/tracing/uprobe_events
 	fail=1
 fi
 [ "$fail" -eq 0 ] || exit 1
