@@ -63,6 +63,11 @@ if [ -r "$tracing/uprobe_events" ] && [ -n "$testns" ]; then
 	if [ -n "$leaked" ]; then
 		echo "FAIL: probe groups left in $tracing/uprobe_events: $leaked" >&2
 		[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] && rc=1
+		# and removed: with the test's namespace gone, no gil-record --cleanup would see them
+		for g in $leaked; do
+			sed -n "s/^[pr]:\($g\/[^ ]*\) .*/-:\1/p" "$tracing/uprobe_events" |
+				while read -r line; do echo "$line" >>"$tracing/uprobe_events"; done
+		done
 	fi
 fi
 exit "$rc"
