@@ -87,12 +87,6 @@ def others_waiting(holds, waits):
     return out
 
 
-def spin_name(threads):
-    """The spinners' function: qualified (Busy.spin) from 3.11 on."""
-    names = {n for t in threads.values() for n in t["fn_ns"]}
-    return "Busy.spin" if "Busy.spin" in names else "spin"
-
-
 def quantile_ok(got, values, q):
     """The histogram's quantile is the top of the exact value's 1/8-octave bucket (or the max)."""
     values = sorted(values)
@@ -141,15 +135,10 @@ def check_statistics(label, path, tids, failures):
                     failures.append("%s: thread %d %s %s %d off its bucket"
                                     % (label, tid, kind, q, got_q))
     # "mostly in": the function a thread waited and held the GIL in longest names the thread;
-    # exact for threads that ran at most 8 functions (the converter keeps 8 per thread)
-    role_fn = {"spinner1": spin_name(threads), "spinner2": spin_name(threads),
-               "sleeper": "sleeper", "reader": "reader",
-               "schlaefer": "<name not compact ASCII>"}
-    for role, tid in tids.items():
-        top = byt[tid].get("mostly_in") or {}
-        if top.get("function") != role_fn.get(role):
-            failures.append("%s: %s thread mostly in %s, not %s"
-                            % (label, role, top.get("function"), role_fn.get(role)))
+    # exact for threads that ran at most 8 functions (the converter keeps 8 per thread). Which
+    # function that is, is the schedule's: on a loaded machine a reader's first wait, named after
+    # the barrier in register(), can outlast all its reads. So it is checked against the file;
+    # that each role's releases carry its own name is attribution.py's to check, by count.
     for tid, mine in threads.items():
         top = byt[tid].get("mostly_in")
         if not mine["fn_ns"] or len(mine["fn_ns"]) > 8:
