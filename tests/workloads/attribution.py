@@ -2,7 +2,8 @@
 
 Usage: attribution.py [SECONDS] [LEAST]. One thread sleeps in sleeper(), one reads a pipe in
 reader(), two spin in Busy.spin(), one sleeps in schläfer() (a name that is not ASCII). Prints
-'ready <pid>', waits for a line, runs, prints 'done role=tid ...', waits for stdin to close.
+'ready <pid>', waits for a line, runs, prints 'done role=tid ...' and 'released role=n ...' (the
+sleeps and reads each voluntary thread made in its function), waits for stdin to close.
 The main thread feeds the pipe from feed(). It runs SECONDS, and on until each thread released
 the GIL in its function at least LEAST times (that it knows of): what a test expects recorded
 is then there however slowly it ran.
@@ -99,5 +100,9 @@ os.close(w)
 for t in threads:
     t.join()
 sys.stdout.write("done %s\n" % " ".join("%s=%d" % kv for kv in sorted(tids.items())))
+# each sleep and each read released the GIL once, voluntarily; the reader's last read (the one
+# that found the pipe closed) is not counted here
+sys.stdout.write("released %s\n" % " ".join("%s=%d" % (k, released[k])
+                                             for k in ("reader", "schlaefer", "sleeper")))
 sys.stdout.flush()
 sys.stdin.read()
