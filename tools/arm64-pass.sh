@@ -24,7 +24,7 @@ say() { echo "arm64-pass: $*" >&2; }
 GIL_ARM64_DIR=$dir sh "$top/tools/arm64-vm.sh" image >/dev/null
 if ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then
 	say "installing gcc-aarch64-linux-gnu"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc-aarch64-linux-gnu >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q gcc-aarch64-linux-gnu >/dev/null
 fi
 
 # The tree as it is (tracked and untracked files, not ignored ones), with its times.

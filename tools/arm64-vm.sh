@@ -87,10 +87,10 @@ need_host() {
 	command -v "$1" >/dev/null 2>&1 && return 0
 	step "installing $2 on the host"
 	if [ -z "${apt_updated:-}" ]; then
-		apt-get update -q >/dev/null || die "apt-get update failed"
+		apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null || die "apt-get update failed"
 		apt_updated=1
 	fi
-	apt-get install -y -q --no-install-recommends "$2" </dev/null >/dev/null ||
+	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "$2" </dev/null >/dev/null ||
 		die "apt-get install $2 failed"
 	command -v "$1" >/dev/null 2>&1 || die "$2 installed, but still no $1"
 }

@@ -55,8 +55,8 @@ export DEBIAN_FRONTEND=noninteractive
 start=$(date +%s)
 if ! command -v debootstrap >/dev/null; then
 	step "installing debootstrap"
-	apt-get update -q >/dev/null
-	apt-get install -y -q --no-install-recommends debootstrap </dev/null >/dev/null
+	apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends debootstrap </dev/null >/dev/null
 fi
 
 umount_all

@@ -38,8 +38,9 @@ arm64=${GIL_TEST_ARM64:-}
 [ -n "$arm64" ] || { [ "${CI:-}" = true ] && arm64=1 || arm64=0; }
 
 t=$(date +%s)
-say "installing the build and test dependencies (tools/deps.sh --test)"
-sh tools/deps.sh --test >"$out/deps.log" 2>&1 || {
+say "installing the build and test dependencies (tools/deps.sh --test$(
+	[ "$arm64" = 1 ] && echo " --arm64"))"
+sh tools/deps.sh --test $([ "$arm64" = 1 ] && echo --arm64) >"$out/deps.log" 2>&1 || {
 	tail -n 30 "$out/deps.log"
 	exit 1
 }
