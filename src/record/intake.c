@@ -102,7 +102,7 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		t = rec_target_of(rec, (pid_t)u[0]);
 		sid = sample_id_at_end(h);
 		if (t && t->state != T_DONE && t->pairing)
-			gil_rawfile_thread(t->file, (int32_t)u[1], comm, sid ? sid->time : 0);
+			gil_sinks_thread(t->sinks, (int32_t)u[1], comm, sid ? sid->time : 0);
 		return 0;
 	case PERF_RECORD_FORK:
 		/* struct { header; u32 pid, ppid, tid, ptid; u64 time }: read the new thread's name
@@ -150,7 +150,7 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 			if (t->state == T_DONE || !t->pairing)
 				continue;
 			gil_pairing_lost(t->pairing);
-			if (gil_rawfile_lost(t->file, e->cpu, e->count, e->ts) < 0)
+			if (gil_sinks_lost(t->sinks, e->cpu, e->count, e->ts) < 0)
 				goto werr;
 		}
 		return 0;
@@ -168,7 +168,7 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 	}
 	if (e->type == Q_EXIT) {
 		if (gil_pairing_exit(t->pairing, (int32_t)e->tid, e->ts) < 0 ||
-		    gil_rawfile_exit(t->file, (int32_t)e->tid, e->ts) < 0)
+		    gil_sinks_exit(t->sinks, (int32_t)e->tid, e->ts) < 0)
 			goto werr;
 		return 0;
 	}
@@ -187,14 +187,14 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 		}
 		/* a name the program gave before the thread's first event stays the last word */
 		if (!rec_was_given(t, (int32_t)e->tid) &&
-		    gil_rawfile_thread(t->file, (int32_t)e->tid, comm, e->ts) < 0)
+		    gil_sinks_thread(t->sinks, (int32_t)e->tid, comm, e->ts) < 0)
 			goto werr;
 	}
 	return 0;
 werr:
 	t = t ? t : rec->targets[i];
 	rec_set_err(rec, "%s (recording stopped; the file is readable up to the last complete record)",
-		gil_rawfile_error(t->file)[0] ? gil_rawfile_error(t->file) : "out of memory");
+		gil_sinks_error(t->sinks));
 	return -1;
 }
 

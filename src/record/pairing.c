@@ -21,7 +21,8 @@ enum state {
 };
 
 struct thread {
-	struct gil_thread_stats st;
+	int32_t tid;
+	bool exited;
 	uint8_t state;
 	bool pending_lost; /* events were lost since this thread's last interval */
 	uint32_t flags; /* flags gathered for the interval open now */
@@ -39,7 +40,6 @@ struct gil_pairing {
 	struct thread *threads; /* in order of first appearance */
 	size_t nr, cap;
 	struct gil_tidindex index; /* tid -> threads[] */
-	struct gil_thread_stats other; /* exited threads folded away to bound memory */
 	uint64_t events;
 	uint64_t not_seen; /* take_gil entered by a thread still holding: a release was missed */
 };
@@ -53,7 +53,6 @@ struct gil_pairing *gil_pairing_alloc(uint64_t start, gil_emit_fn emit, void *ct
 	p->start = start;
 	p->emit = emit;
 	p->ctx = ctx;
-	p->other.tid = -1;
 	return p;
 }
 
@@ -64,41 +63,24 @@ static struct thread *lookup(const struct gil_pairing *p, int32_t tid)
 	return i < 0 ? NULL : &p->threads[i];
 }
 
-static void fold(struct gil_thread_stats *into, const struct gil_thread_stats *t)
-{
-	int k;
-
-	for (k = 0; k < 3; k++) {
-		into->ns[k] += t->ns[k];
-		into->count[k] += t->count[k];
-	}
-	if (!into->first_ts || (t->first_ts && t->first_ts < into->first_ts))
-		into->first_ts = t->first_ts;
-	if (t->last_ts > into->last_ts)
-		into->last_ts = t->last_ts;
-}
-
-/* Keep memory bounded with threads that come and go: fold exited ones into p->other. */
+/* Keep memory bounded with threads that come and go: forget exited ones. */
 static int compact(struct gil_pairing *p)
 {
 	size_t i, j = 0;
 
 	for (i = 0; i < p->nr; i++) {
-		if (p->threads[i].st.exited) {
-			fold(&p->other, &p->threads[i].st);
-			continue;
-		}
-		p->threads[j++] = p->threads[i];
+		if (!p->threads[i].exited)
+			p->threads[j++] = p->threads[i];
 	}
 	p->nr = j;
 	gil_tidindex_clear(&p->index); /* the table keeps its size: the survivors fit */
 	for (i = 0; i < p->nr; i++)
-		if (gil_tidindex_add(&p->index, p->threads[i].st.tid, i) < 0)
+		if (gil_tidindex_add(&p->index, p->threads[i].tid, i) < 0)
 			return -1;
 	return 0;
 }
 
-static struct thread *add_thread(struct gil_pairing *p, int32_t tid, uint64_t ts)
+static struct thread *add_thread(struct gil_pairing *p, int32_t tid)
 {
 	struct thread *t;
 
@@ -109,20 +91,10 @@ static struct thread *add_thread(struct gil_pairing *p, int32_t tid, uint64_t ts
 		return NULL;
 	t = &p->threads[p->nr];
 	memset(t, 0, sizeof(*t));
-	t->st.tid = tid;
-	t->st.first_ts = ts;
+	t->tid = tid;
 	t->state = S_UNKNOWN;
 	p->nr++;
 	return t;
-}
-
-uint32_t gil_pairing_top_fn(const struct gil_thread_stats *st, uint64_t *ns)
-{
-	size_t best = gil_topk_best(st->top_fn, st->top_ns, GIL_TOP_FNS);
-
-	if (ns)
-		*ns = st->top_fn[best] ? st->top_ns[best] : 0;
-	return st->top_fn[best];
 }
 
 static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uint64_t start,
@@ -140,17 +112,13 @@ static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uin
 		end = start;
 		flags |= GIL_F_RESYNC;
 	}
-	iv.tid = t->st.tid;
+	iv.tid = t->tid;
 	iv.kind = (uint8_t)kind;
 	iv.flags = flags;
 	iv.start = start;
 	iv.dur = end - start;
 	iv.fn = fn;
 	iv.reason = reason;
-	t->st.ns[kind] += iv.dur;
-	t->st.count[kind]++;
-	if (fn && kind != GIL_KIND_DROP)
-		gil_topk_add(t->st.top_fn, t->st.top_ns, GIL_TOP_FNS, fn, iv.dur);
 	return p->emit ? p->emit(p->ctx, &iv) : 0;
 }
 
@@ -191,13 +159,13 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 
 	p->events++;
 	if (!t) {
-		t = add_thread(p, tid, ts);
+		t = add_thread(p, tid);
 		if (!t)
 			return -ENOMEM;
 		fresh = 1;
-	} else if (t->st.exited) {
+	} else if (t->exited) {
 		/* The tid was reused by a new thread: it starts idle, and gets its name again. */
-		t->st.exited = false;
+		t->exited = false;
 		t->state = S_IDLE;
 		t->flags = 0;
 		t->take_fn = t->drop_fn = 0;
@@ -206,7 +174,6 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 	}
 	if (ts < p->start)
 		ts = p->start;
-	t->st.last_ts = ts;
 
 	switch (ev) {
 	case GIL_EV_TAKE_ENTRY:
@@ -285,13 +252,12 @@ int gil_pairing_exit(struct gil_pairing *p, int32_t tid, uint64_t ts)
 	struct thread *t = lookup(p, tid);
 	int ret;
 
-	if (!t || t->st.exited)
+	if (!t || t->exited)
 		return 0;
 	if (ts < t->since)
 		ts = t->since;
 	ret = close_open(p, t, ts, GIL_F_TRUNCATED);
-	t->st.exited = true;
-	t->st.last_ts = ts;
+	t->exited = true;
 	return ret;
 }
 
@@ -300,7 +266,7 @@ void gil_pairing_lost(struct gil_pairing *p)
 	size_t i;
 
 	for (i = 0; i < p->nr; i++) {
-		if (p->threads[i].st.exited)
+		if (p->threads[i].exited)
 			continue;
 		if (p->threads[i].state == S_WAIT || p->threads[i].state == S_HOLD ||
 		    p->threads[i].state == S_DROP)
@@ -318,25 +284,13 @@ int gil_pairing_finish(struct gil_pairing *p, uint64_t end)
 
 	for (i = 0; i < p->nr; i++) {
 		t = &p->threads[i];
-		if (t->st.exited)
+		if (t->exited)
 			continue;
 		r = close_open(p, t, end < t->since ? t->since : end, GIL_F_TRUNCATED);
 		if (r < 0 && !ret)
 			ret = r;
 	}
 	return ret;
-}
-
-size_t gil_pairing_threads(const struct gil_pairing *p, struct gil_thread_stats *out, size_t max,
-			   struct gil_thread_stats *other)
-{
-	size_t i;
-
-	for (i = 0; out && i < p->nr && i < max; i++)
-		out[i] = p->threads[i].st;
-	if (other)
-		*other = p->other;
-	return p->nr;
 }
 
 uint64_t gil_pairing_events(const struct gil_pairing *p)

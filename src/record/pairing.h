@@ -32,28 +32,6 @@ enum gil_ev {
 /* Called for every finished interval; a negative return is passed back to the caller. */
 typedef int (*gil_emit_fn)(void *ctx, const struct gil_interval *iv);
 
-#define GIL_TOP_FNS 8
-
-struct gil_thread_stats {
-	int32_t tid;
-	bool exited;
-	uint64_t first_ts, last_ts;
-	uint64_t ns[3]; /* per enum gil_kind */
-	uint64_t count[3];
-	/*
-	 * The functions its waits and holds named, by time (0: free slot), kept by space-saving:
-	 * exact for up to GIL_TOP_FNS functions, an upper bound after. See gil_pairing_top_fn().
-	 */
-	uint32_t top_fn[GIL_TOP_FNS];
-	uint64_t top_ns[GIL_TOP_FNS];
-};
-
-/**
- * gil_pairing_top_fn - the function @st waited and held the GIL in longest (0: none known),
- * and that time in *@ns.
- */
-uint32_t gil_pairing_top_fn(const struct gil_thread_stats *st, uint64_t *ns);
-
 struct gil_pairing;
 
 /** gil_pairing_alloc - pairing for one process; @start is the recording start (ns). */
@@ -86,14 +64,6 @@ void gil_pairing_lost(struct gil_pairing *p);
 
 /** gil_pairing_finish - the recording ended at @end: close every open interval (truncated). */
 int gil_pairing_finish(struct gil_pairing *p, uint64_t end);
-
-/**
- * gil_pairing_threads - copy up to @max per-thread totals into @out (may be NULL), in order of
- * first appearance, and the totals of exited threads folded away (beyond
- * GIL_PAIRING_MAX_THREADS live entries) into *@other. Returns the number of entries.
- */
-size_t gil_pairing_threads(const struct gil_pairing *p, struct gil_thread_stats *out, size_t max,
-			   struct gil_thread_stats *other);
 
 /** gil_pairing_events - events fed so far. */
 uint64_t gil_pairing_events(const struct gil_pairing *p);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * One target's recording file: the header's and footer's schema (doc/format.md), function
- * definitions before their first use, intervals as pairing closes them.
+ * What a target's recording says of itself: the header's and footer's schema (doc/format.md).
+ * Its records in between are the file sink's (sink-file.c).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -24,41 +24,6 @@ static struct json_object *jstr_utf8(const char *s)
 
 	free(u);
 	return o;
-}
-
-/* Before the first interval naming a function, the file gets the function's definition. */
-static int define_function(struct target *t, uint32_t id)
-{
-	const struct gil_fn *fn = gil_fntab_get(t->fntab, id);
-	size_t cap;
-	uint8_t *w;
-
-	if (!fn)
-		return 0;
-	if (id >= t->fn_written_cap) {
-		cap = t->fn_written_cap ? t->fn_written_cap : 256;
-		while (cap <= id)
-			cap *= 2;
-		w = realloc(t->fn_written, cap);
-		if (!w)
-			return -1;
-		memset(w + t->fn_written_cap, 0, cap - t->fn_written_cap);
-		t->fn_written = w;
-		t->fn_written_cap = cap;
-	}
-	if (t->fn_written[id])
-		return 0;
-	t->fn_written[id] = 1;
-	return gil_rawfile_function(t->file, fn->id, fn->name, fn->file, fn->line, fn->why);
-}
-
-int rec_emit_interval(void *ctx, const struct gil_interval *iv)
-{
-	struct target *t = ctx;
-
-	if (iv->fn && t->fntab && define_function(t, iv->fn) < 0)
-		return -1;
-	return gil_rawfile_interval(t->file, iv);
 }
 
 static struct json_object *offsets_json(const struct gil_clock_offsets *off)
@@ -229,10 +194,9 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 			 const char *reason)
 {
 	const struct gil_fntab_caps *caps;
-	struct json_object *f, *lpc, *threads, *th;
+	struct json_object *f, *lpc;
 	struct gil_clock_offsets off;
 	int ret = 0, ncpu, i;
-	size_t k;
 
 	if (t->state == T_DONE)
 		return 0;
@@ -244,7 +208,6 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 		return 0;
 	if (gil_pairing_finish(t->pairing, end) < 0)
 		ret = -1;
-	rec_fill_summary(t);
 	gil_clock_offsets_sample(&off);
 	f = json_object_new_object();
 	json_object_object_add(f, GIL_KEY_END_NS, json_object_new_uint64(end));
@@ -273,16 +236,6 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 		json_object_object_add(f, GIL_KEY_NOT_SEEN,
 				       json_object_new_uint64(gil_pairing_not_seen(t->pairing)));
 	}
-	threads = json_object_new_array();
-	for (k = 0; k < t->nr_summary; k++) {
-		if (t->summary[k].tid < 0)
-			continue;
-		th = json_object_new_object();
-		json_object_object_add(th, GIL_KEY_REC_TID, json_object_new_int(t->summary[k].tid));
-		json_object_object_add(th, GIL_KEY_REC_NAME, jstr_utf8(t->summary[k].name));
-		json_object_array_add(threads, th);
-	}
-	json_object_object_add(f, GIL_KEY_THREADS, threads);
 	caps = gil_fntab_capped(rec->fntab);
 	if (caps->names_cut || caps->files_cut || caps->over_max) {
 		/* the recorder's table is shared by its targets: the counts are the recording's */
@@ -293,8 +246,9 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 		json_object_object_add(c, GIL_KEY_CAPS_OVER_MAX, json_object_new_uint64(caps->over_max));
 		json_object_object_add(f, GIL_KEY_FUNCTION_CAPS, c);
 	}
-	if (gil_rawfile_finish(t->file, f) < 0) {
-		rec_set_err(rec, "%s", gil_rawfile_error(t->file));
+	/* each sink adds what it has to say (the summary: "threads"); the file writes it */
+	if (gil_sinks_end(t->sinks, f) < 0) {
+		rec_set_err(rec, "%s", gil_sinks_error(t->sinks));
 		ret = -1;
 	}
 	json_object_put(f);

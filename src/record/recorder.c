@@ -335,9 +335,9 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 		if (t->state == T_EXITING && t->exit_seen < rec->horizon &&
 		    rec_finish_target(rec, t, t->exit_seen, "exited") < 0)
 			goto fail;
-		if (t->state != T_DONE && gil_rawfile_flush(t->file) < 0) {
+		if (t->state != T_DONE && t->sinks && gil_sinks_flush(t->sinks) < 0) {
 			rec_set_err(rec, "%s (recording stopped; the file is readable up to the last complete record)",
-				gil_rawfile_error(t->file));
+				gil_sinks_error(t->sinks));
 			goto fail;
 		}
 		if (t->state != T_DONE)
@@ -387,10 +387,11 @@ int gil_recorder_stop(struct gil_recorder *rec)
 int gil_recorder_finish(struct gil_recorder *rec)
 {
 	bool started = rec->state == R_STARTED || rec->state == R_STOPPED;
+	const struct gil_thread_summary *th;
 	struct gil_process_stats *ps;
 	struct target *t;
-	int ret = 0, k;
-	size_t i;
+	size_t i, k, nt;
+	int ret = 0;
 
 	if (rec->state == R_FINISHED)
 		return 0;
@@ -450,11 +451,12 @@ int gil_recorder_finish(struct gil_recorder *rec)
 									 : rec->end_ns) - t->start_ns;
 		if (!started)
 			ps[i].wall_ns = 0;
-		for (k = 0; k < (int)t->nr_summary; k++) {
-			ps[i].threads += t->summary[k].tid >= 0;
-			ps[i].ns[0] += t->summary[k].ns[0];
-			ps[i].ns[1] += t->summary[k].ns[1];
-			ps[i].ns[2] += t->summary[k].ns[2];
+		th = gil_sink_summary_threads(gil_sinks_state(t->sinks, &gil_sink_summary), &nt);
+		for (k = 0; k < nt; k++) {
+			ps[i].threads += th[k].tid >= 0;
+			ps[i].ns[0] += th[k].ns[0];
+			ps[i].ns[1] += th[k].ns[1];
+			ps[i].ns[2] += th[k].ns[2];
 		}
 	}
 	rec->stats = ps;
@@ -522,8 +524,8 @@ const struct gil_thread_summary *gil_recorder_threads(const struct gil_recorder 
 		*nr = 0;
 		return NULL;
 	}
-	*nr = rec->targets[proc]->nr_summary;
-	return rec->targets[proc]->summary;
+	return gil_sink_summary_threads(gil_sinks_state(rec->targets[proc]->sinks,
+							&gil_sink_summary), nr);
 }
 
 uint64_t gil_recorder_lost(const struct gil_recorder *rec)
@@ -594,7 +596,7 @@ int gil_recorder_name_thread(struct gil_recorder *rec, pid_t pid, pid_t tid, con
 		t->given = g;
 		t->given[t->nr_given++] = (int32_t)tid;
 	}
-	return gil_rawfile_thread(t->file, (int32_t)tid, name, gil_clock_now());
+	return gil_sinks_thread(t->sinks, (int32_t)tid, name, gil_clock_now());
 }
 
 void gil_recorder_set_reason(struct gil_recorder *rec, const char *reason)

@@ -26,6 +26,7 @@
 #include "probes.h"
 #include "procs.h"
 #include "ring.h"
+#include "sink.h"
 
 #define DEFAULT_RING_PAGES 1024 /* 4 MiB per CPU: ~0.4 s of the busiest workload measured */
 #define ROUND_MS 50 /* rings are drained at least this often */
@@ -86,11 +87,8 @@ struct target {
 	size_t nr_names;
 	int32_t *given; /* threads the program named (gil_recorder_name_thread) */
 	size_t nr_given;
-	struct gil_thread_summary *summary;
-	size_t nr_summary;
 	const struct gil_fntab *fntab; /* the recorder's; NULL: intervals carry no function */
-	uint8_t *fn_written; /* function ids whose definition this file has */
-	size_t fn_written_cap;
+	struct gil_sinks *sinks; /* where its intervals go, once it started (sink.h) */
 };
 
 struct gil_recorder {
@@ -196,8 +194,6 @@ struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid);
 
 void rec_close_target_fds(struct gil_recorder *rec, struct target *t);
 
-void rec_fill_summary(struct target *t);
-
 void rec_free_target(struct target *t);
 
 const char *rec_name_of(const struct target *t, int32_t tid);
@@ -225,9 +221,7 @@ bool rec_was_given(const struct target *t, int32_t tid);
 /* Why @o's probes read no Python function, or NULL when they do. */
 const char *rec_attribution_why(const struct gil_recorder *rec, const struct object *o);
 
-int rec_emit_interval(void *ctx, const struct gil_interval *iv);
-
-/* Close what @t has open at @end, write its footer, release its events. */
+/* Close what @t has open at @end, end its sinks (the file's footer), release its events. */
 int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 			 const char *reason);
 

@@ -191,7 +191,10 @@ int rec_start_target(struct gil_recorder *rec, struct target *t)
 	 * DWARF took, or the program waits before its first call), for at most FRESH_NS.
 	 */
 	rec->fresh_until = gil_clock_now() + FRESH_NS;
-	t->pairing = gil_pairing_alloc(t->start_ns, rec_emit_interval, t);
+	t->sinks = gil_sinks_open(&(struct gil_sink_target){
+		.pid = t->pid, .fntab = t->fntab, .file = t->file });
+	t->pairing = t->sinks ? gil_pairing_alloc(t->start_ns, gil_sinks_interval, t->sinks)
+			      : NULL;
 	if (!t->pairing) {
 		rec_set_err(rec, "out of memory");
 		return -1;
@@ -313,6 +316,7 @@ void rec_free_target(struct target *t)
 {
 	gil_rawfile_free(t->file);
 	gil_pairing_free(t->pairing);
+	gil_sinks_close(t->sinks);
 	free(t->fds);
 	free(t->fd_cpu);
 	free(t->tids);
@@ -320,9 +324,7 @@ void rec_free_target(struct target *t)
 	free(t->filename);
 	free(t->names);
 	free(t->given);
-	free(t->summary);
 	free(t->warning);
-	free(t->fn_written);
 	free(t);
 }
 
@@ -419,43 +421,4 @@ void rec_close_target_fds(struct gil_recorder *rec, struct target *t)
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	t->pidfd = -1;
-}
-
-void rec_fill_summary(struct target *t)
-{
-	struct gil_thread_stats *st, other;
-	const struct gil_fn *fn;
-	size_t nr, i, k;
-
-	nr = gil_pairing_threads(t->pairing, NULL, 0, NULL);
-	st = calloc(nr + 1, sizeof(*st));
-	t->summary = calloc(nr + 1, sizeof(*t->summary));
-	if (!st || !t->summary) {
-		free(st);
-		return;
-	}
-	gil_pairing_threads(t->pairing, st, nr, &other);
-	if (other.count[0] + other.count[1] + other.count[2])
-		st[nr++] = other;
-	for (i = 0; i < nr; i++) {
-		t->summary[i].tid = st[i].tid;
-		snprintf(t->summary[i].name, sizeof(t->summary[i].name), "%s",
-			 st[i].tid < 0 ? "(exited threads)" : rec_name_of(t, st[i].tid));
-		t->summary[i].wall_ns = st[i].last_ts - st[i].first_ts;
-		fn = NULL;
-		if (t->fntab && st[i].tid >= 0)
-			fn = gil_fntab_get(t->fntab, gil_pairing_top_fn(&st[i], NULL));
-		if (fn && fn->name)
-			snprintf(t->summary[i].mostly_in, sizeof(t->summary[i].mostly_in), "%s",
-				 fn->name);
-		else if (fn)
-			snprintf(t->summary[i].mostly_in, sizeof(t->summary[i].mostly_in), "<%s>",
-				 fn->why ? fn->why : "unreadable");
-		for (k = 0; k < 3; k++) {
-			t->summary[i].ns[k] = st[i].ns[k];
-			t->summary[i].count[k] = st[i].count[k];
-		}
-	}
-	t->nr_summary = nr;
-	free(st);
 }

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "record/pairing.h"
+#include "record/sink.h"
 
 #define MAXIV 64
 #define T0 1000 /* recording start */
@@ -202,42 +203,74 @@ static void test_time_going_backwards(void **state)
 	gil_pairing_free(p);
 }
 
+/* Pairing into the summary sink (sink-summary.c), as the recorder joins them. */
+static void *summary_of(struct gil_pairing **p)
+{
+	struct gil_sink_target tgt = { .pid = 1 };
+	void *s = gil_sink_summary.open(&tgt);
+
+	assert_non_null(s);
+	*p = gil_pairing_alloc(T0, gil_sink_summary.interval, s);
+	return s;
+}
+
+static const struct gil_thread_summary *summary_end(void *s, size_t *n)
+{
+	struct json_object *footer = json_object_new_object();
+
+	assert_int_equal(gil_sink_summary.end(s, footer), 0);
+	json_object_put(footer);
+	return gil_sink_summary_threads(s, n);
+}
+
 static void test_stats_and_many_threads(void **state)
 {
-	struct gil_thread_stats st[2], other;
-	struct gil_pairing *p = fresh();
-	size_t n;
+	const struct gil_thread_summary *st;
+	struct gil_pairing *p;
+	void *s = summary_of(&p);
+	uint64_t takes;
+	size_t n, i;
 	int32_t tid;
 
 	ev(p, 1, GIL_EV_TAKE_ENTRY, 2000);
 	ev(p, 1, GIL_EV_TAKE_RETURN, 2100);
 	ev(p, 1, GIL_EV_DROP_ENTRY, 2600);
 	ev(p, 1, GIL_EV_DROP_RETURN, 2610);
-	n = gil_pairing_threads(p, st, 2, &other);
+	st = summary_end(s, &n);
 	assert_int_equal(n, 1);
+	assert_int_equal(st[0].tid, 1);
 	assert_int_equal(st[0].ns[GIL_KIND_TAKE], 100);
 	assert_int_equal(st[0].ns[GIL_KIND_HOLD], 500);
 	assert_int_equal(st[0].ns[GIL_KIND_DROP], 10);
 	assert_int_equal(st[0].count[GIL_KIND_HOLD], 1);
+	assert_int_equal(st[0].wall_ns, 610);
 	gil_pairing_free(p);
+	gil_sink_summary.close(s);
 
 	/* Thousands of short-lived threads: memory stays bounded, totals are kept. */
-	p = gil_pairing_alloc(T0, NULL, NULL);
+	s = summary_of(&p);
 	for (tid = 100; tid < 100 + 3 * GIL_PAIRING_MAX_THREADS; tid++) {
 		ev(p, tid, GIL_EV_TAKE_ENTRY, 2000);
 		ev(p, tid, GIL_EV_TAKE_RETURN, 2001);
 		assert_int_equal(gil_pairing_exit(p, tid, 2003), 0);
+		assert_int_equal(gil_sink_summary.exit(s, tid, 2003), 0);
 	}
-	n = gil_pairing_threads(p, NULL, 0, &other);
-	assert_true(n <= GIL_PAIRING_MAX_THREADS);
-	assert_true(other.count[GIL_KIND_TAKE] + n == 3 * GIL_PAIRING_MAX_THREADS);
-	assert_int_equal(other.ns[GIL_KIND_HOLD], other.count[GIL_KIND_HOLD] * 2);
 	/* A tid reused after its thread exited is a new thread (its name is read again). */
 	assert_int_equal(gil_pairing_event(p, 100 + 3 * GIL_PAIRING_MAX_THREADS - 1,
 					   GIL_EV_TAKE_ENTRY, 3000), 1);
 	assert_int_equal(gil_pairing_event(p, 100 + 3 * GIL_PAIRING_MAX_THREADS - 1,
 					   GIL_EV_TAKE_RETURN, 3001), 0);
+	st = summary_end(s, &n);
+	/* the live ones, and one row of the exited threads folded away (tid -1), last */
+	assert_true(n <= GIL_SUMMARY_MAX_THREADS + 1);
+	assert_int_equal(st[n - 1].tid, -1);
+	for (takes = 0, i = 0; i < n; i++)
+		takes += st[i].count[GIL_KIND_TAKE];
+	assert_int_equal(takes, 3 * GIL_PAIRING_MAX_THREADS + 1);
+	assert_true(st[n - 1].count[GIL_KIND_TAKE] >= 2 * GIL_PAIRING_MAX_THREADS);
+	assert_int_equal(st[n - 1].ns[GIL_KIND_HOLD], st[n - 1].count[GIL_KIND_HOLD] * 2);
 	gil_pairing_free(p);
+	gil_sink_summary.close(s);
 }
 
 static void eva(struct gil_pairing *p, int32_t tid, enum gil_ev e, uint64_t ts, uint32_t fn,

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Sinks: what consumes one target's intervals and events once pairing made them, behind one
+ * small ops table, like perf's struct perf_tool. The recorder's loop opens the sinks when a
+ * target starts and ends them when it ends; pairing emits straight into gil_sinks_interval().
+ * The file writer (sink-file.c) is one sink, the end-of-run summary (sink-summary.c) another.
+ *
+ * A new sink is one file defining a struct gil_sink_ops, plus its line in sink.c's table. It
+ * knows nothing of the recorder: what it learns of its target is struct gil_sink_target.
+ */
+#ifndef GIL_SINK_H
+#define GIL_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "format/rawfile.h"
+
+struct gil_fntab; /* attrib/attrib.h */
+
+/* What a sink is told of the target it serves. */
+struct gil_sink_target {
+	pid_t pid;
+	/* the function ids intervals carry; NULL: they carry none */
+	const struct gil_fntab *fntab;
+	/* the target's recording file, header written; the file sink writes the rest */
+	struct gil_rawfile *file;
+};
+
+/*
+ * One sink. Every op but open is optional. An op returning < 0 stops the recording; error() then
+ * says why (NULL: out of memory).
+ */
+struct gil_sink_ops {
+	const char *name;
+	/* the target's recording begins: the sink's state for it, or NULL (out of memory) */
+	void *(*open)(const struct gil_sink_target *t);
+	/* one interval, as pairing closed it (per thread in time order) */
+	int (*interval)(void *s, const struct gil_interval *iv);
+	/* thread @tid is called @name from @ts on */
+	int (*thread)(void *s, int32_t tid, const char *name, uint64_t ts);
+	/* thread @tid exited at @ts */
+	int (*exit)(void *s, int32_t tid, uint64_t ts);
+	/* the kernel lost @count events on @cpu at @ts */
+	int (*lost)(void *s, int cpu, uint64_t count, uint64_t ts);
+	/* push what is buffered (once per round of the recorder's loop) */
+	int (*flush)(void *s);
+	/*
+	 * The target's recording ended: add to @footer what the sink has to say. Sinks end in the
+	 * table's order; the file sink is last, and writes the footer the others added to.
+	 */
+	int (*end)(void *s, struct json_object *footer);
+	const char *(*error)(void *s);
+	void (*close)(void *s);
+};
+
+extern const struct gil_sink_ops gil_sink_file;
+extern const struct gil_sink_ops gil_sink_summary;
+
+/* One target's sinks: one state per registered sink. */
+struct gil_sinks;
+
+/* gil_sinks_open - open every registered sink for @t. NULL: out of memory. */
+struct gil_sinks *gil_sinks_open(const struct gil_sink_target *t);
+
+/* Dispatch to every sink, in the table's order; the first failure stops and is returned. */
+int gil_sinks_interval(void *sinks, const struct gil_interval *iv); /* a gil_emit_fn */
+int gil_sinks_thread(struct gil_sinks *ss, int32_t tid, const char *name, uint64_t ts);
+int gil_sinks_exit(struct gil_sinks *ss, int32_t tid, uint64_t ts);
+int gil_sinks_lost(struct gil_sinks *ss, int cpu, uint64_t count, uint64_t ts);
+int gil_sinks_flush(struct gil_sinks *ss);
+int gil_sinks_end(struct gil_sinks *ss, struct json_object *footer);
+
+/* gil_sinks_error - why the last failing op failed, in one line. */
+const char *gil_sinks_error(const struct gil_sinks *ss);
+
+/* gil_sinks_state - the state @ops keeps for this target (to read its results), or NULL. */
+void *gil_sinks_state(const struct gil_sinks *ss, const struct gil_sink_ops *ops);
+
+void gil_sinks_close(struct gil_sinks *ss);
+
+/*
+ * The summary sink's result, after its end: a thread's totals, in order of first appearance,
+ * exited threads folded into one row of tid -1 when there were more than GIL_SUMMARY_MAX_THREADS.
+ */
+#define GIL_SUMMARY_MAX_THREADS 4096
+const struct gil_thread_summary *gil_sink_summary_threads(void *s, size_t *nr);
+
+#endif /* GIL_SINK_H */
