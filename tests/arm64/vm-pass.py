@@ -13,7 +13,9 @@ never speed.
    decoder: the releases end where drop_gil does, not at the thread's next event), entries
    stepped past a `bti c` only, the Python function named on >= 90% of the releases.
 2. attribution.py's threads: two spinners contend (forced switches seen), a sleeper and a pipe
-   reader release voluntarily; each role's releases named and classed right on >= 90%.
+   reader release voluntarily; each role's releases are in its function but for a few (its
+   start, the barrier, its exit); each sleep and read is one voluntary release there, and a
+   spinner's releases are classed forced on >= 90%.
 3. Launch mode: gil-record -- python3.11 -c ...: the command's exit status, the main thread
    observed from its first interval (not begun before the probes), at least N releases (the
    interpreter's start-up releases too).
@@ -195,10 +197,12 @@ else:
                         % (len(rel), N, N + SLACK))
 
 # 2. contention and classes
-# On until each role released 100 times: a thread's few releases outside its function (start,
-# the barrier, exit) then stay under the 10% the checks allow, however slowly the VM ran (beside
-# the other passes, a reader released 39 times in 3 s, 4 of them elsewhere).
-w = Workload(PY, "attribution.py", 3.0, 100)
+# On until each role released 40 times in its function, however slowly the VM runs. A thread
+# also releases a few times outside it (its start, the barrier, its exit: 3 to 6 seen): those
+# are bounded by count, not by a share, so a slow VM needs no more rounds (at 100 a role, a run
+# beside the other passes went past 600 s).
+OUTSIDE = 12
+w = Workload(PY, "attribution.py", 2.0, 40)
 made = {}
 
 
@@ -220,8 +224,9 @@ for role, (name, cls) in sorted(want.items()):
     log("roles: %s %d/%d/%d (right class / own function / releases)%s"
         % (role, right, len(own), len(rs),
            "; it slept or read %d times" % made[role] if role in made else ""))
-    if len(rs) < 5 or len(own) < 0.9 * len(rs):
-        failures.append("roles: %s: %d own / %d releases" % (role, len(own), len(rs)))
+    if len(own) < 40 or len(rs) - len(own) > OUTSIDE:
+        failures.append("roles: %s: %d of %d releases in its function, want >= 40 and all but "
+                        "%d at most" % (role, len(own), len(rs), OUTSIDE))
     if role in made:
         # each sleep or read released voluntarily, once (the reader's last read, finding the
         # pipe closed, once more); the eval loop may also have made the thread let go in
