@@ -66,7 +66,7 @@ const struct gil_launch_ops rec_launch_ops = {
 
 pid_t gil_recorder_command(struct gil_recorder *rec, bool *running, int *status)
 {
-	if (!rec->launching)
+	if (rec->mode != REC_MODE_LAUNCH)
 		return 0;
 	if (running)
 		*running = rec->launch.running;
@@ -77,7 +77,7 @@ pid_t gil_recorder_command(struct gil_recorder *rec, bool *running, int *status)
 
 int gil_recorder_command_wait(struct gil_recorder *rec)
 {
-	if (!rec->launching)
+	if (rec->mode != REC_MODE_LAUNCH)
 		return 0;
 	gil_launch_release(&rec->launch);
 	return gil_launch_wait(&rec->launch);

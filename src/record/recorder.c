@@ -56,7 +56,8 @@ struct gil_recorder *gil_recorder_alloc(const struct gil_options *opts)
 		return NULL;
 	rec->opts = *opts;
 	rec->dirfd = -1;
-	rec->all = (!opts->pids || !opts->nr_pids) && !opts->command;
+	rec->mode = rec_mode_of(opts);
+	rec->launch.errpipe = -1;
 	if (opts->pids && opts->nr_pids) {
 		rec->pids = malloc(opts->nr_pids * sizeof(pid_t));
 		if (!rec->pids)
@@ -97,8 +98,6 @@ int gil_recorder_setup(struct gil_recorder *rec)
 {
 	struct rlimit rl;
 	char *kerr;
-	size_t i;
-	int ret;
 
 	if (rec->state != R_ALLOC) {
 		rec_set_err(rec, "recorder already set up");
@@ -160,31 +159,9 @@ int gil_recorder_setup(struct gil_recorder *rec)
 	rec->synth = calloc((size_t)gil_rings_nr_cpus(rec->rings), sizeof(uint64_t));
 	if (!rec->lost_per_cpu || !rec->klost_closed || !rec->synth)
 		goto fail;
-	if (rec->opts.command) {
-		/* stopped before its exec; its CPython is caught in poll() */
-		if (gil_launch_spawn(&rec->launch, rec->opts.command, !rec->opts.command_as_root,
-				     rec->err, sizeof(rec->err)) < 0)
-			goto fail;
-		rec->launching = true;
-	} else if (rec->all) {
-		/* processes that start later are picked up in poll() */
-		if (rec_scan_all(rec, false) < 0)
-			goto fail;
-	} else {
-		for (i = 0; i < rec->opts.nr_pids; i++) {
-			if (rec_target_of(rec, rec->pids[i]))
-				continue;
-			ret = rec_add_target(rec, rec->pids[i], false);
-			/* one --pid that cannot be recorded is skipped, the others are recorded */
-			if (ret < 0 && (rec->opts.nr_pids == 1 || rec_skip_target(rec, rec->pids[i])))
-				goto fail;
-		}
-		if (!rec->nr_targets) {
-			/* none could be: say why for the first */
-			rec_set_err(rec, "%s", rec->skipped[0]);
-			goto fail;
-		}
-	}
+	/* the mode's first targets; later ones come in poll()'s rounds */
+	if (rec_modes[rec->mode].setup(rec) < 0)
+		goto fail;
 	return 0;
 fail:
 	if (!rec->err[0]) {
@@ -217,7 +194,7 @@ int gil_recorder_start(struct gil_recorder *rec)
 			ioctl(rec->targets[i]->fds[k], PERF_EVENT_IOC_ENABLE, 0);
 	}
 	rec->state = R_STARTED;
-	if (rec->launching && gil_launch_resume(&rec->launch, rec->err, sizeof(rec->err)) < 0)
+	if (rec_modes[rec->mode].start && rec_modes[rec->mode].start(rec) < 0)
 		return -1;
 	return 0;
 }
@@ -265,7 +242,7 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 		pfd[n].events = POLLIN;
 		which[n++] = i;
 	}
-	if (rec->launching && rec->launch.nr && wait > 5)
+	if (rec->launch.nr && wait > 5)
 		wait = 5; /* processes stopped in ptrace wait for us: answer quickly */
 	/* A ring half full wakes us before the round is over (small --mmap-pages, bursts). */
 	for (c = 0, m = n; c < ncpu; c++) {
@@ -305,8 +282,8 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 			t->exit_seen = round_start;
 		}
 	}
-	if (rec->launching && gil_launch_step(&rec->launch, &rec_launch_ops, rec, rec->err,
-					      sizeof(rec->err)) < 0)
+	/* targets that appeared: a process the command started, one a rescan found */
+	if (rec_modes[rec->mode].round && rec_modes[rec->mode].round(rec, round_start) < 0)
 		goto fail;
 	if (gil_rings_drain(rec->rings, rec_on_record, rec) < 0)
 		goto fail;
@@ -344,21 +321,14 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 			live = true;
 	}
 	rec->horizon = round_start;
-	if (rec->all && round_start - rec->last_scan >= RESCAN_NS) {
-		rec->last_scan = round_start;
-		if (rec_scan_all(rec, true) < 0)
-			goto fail;
-		live = true;
-	}
 	free(pfd);
 	free(which);
 	if (rec->deadline && round_start >= rec->deadline) {
 		rec->reason = "duration";
 		return 0;
 	}
-	if (rec->launching && rec->launch.running)
-		return 1; /* the command may start a CPython yet */
-	if (!rec->all && !live) {
+	if (!live && !(rec_modes[rec->mode].more_may_come &&
+		       rec_modes[rec->mode].more_may_come(rec))) {
 		rec->reason = "exited";
 		return 0;
 	}
@@ -396,14 +366,8 @@ int gil_recorder_finish(struct gil_recorder *rec)
 	if (rec->state == R_FINISHED)
 		return 0;
 	gil_recorder_stop(rec);
-	if (rec->launching) {
-		gil_launch_release(&rec->launch);
-		if (!started && rec->launch.running) {
-			/* setup failed before the command ran: it must not run unrecorded */
-			kill(rec->launch.child, SIGKILL);
-			gil_launch_wait(&rec->launch);
-		}
-	}
+	if (rec_modes[rec->mode].finish)
+		rec_modes[rec->mode].finish(rec, started);
 	if (started && rec->rings) {
 		if (gil_rings_drain(rec->rings, rec_on_record, rec) < 0 ||
 		    rec_report_pending_lost(rec, rec->end_ns) < 0 ||

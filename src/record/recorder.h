@@ -40,6 +40,14 @@ enum rec_state { R_ALLOC, R_SETUP, R_STARTED, R_STOPPED, R_FINISHED };
 
 enum tgt_state { T_LIVE, T_EXITING, T_DONE };
 
+/* How targets are found (modes.c; doc/architecture.md, "Start modes"). */
+enum rec_mode {
+	REC_MODE_PIDS, /* gil_options.pids: those processes */
+	REC_MODE_ALL, /* no pids: every CPython on the host (accelerator_only filters) */
+	REC_MODE_LAUNCH, /* gil_options.command: what it starts */
+	REC_MODE_NR,
+};
+
 struct object {
 	uint64_t dev, ino;
 	char *path; /* as the process maps it */
@@ -94,7 +102,7 @@ struct target {
 struct gil_recorder {
 	struct gil_options opts;
 	pid_t *pids;
-	bool all;
+	enum rec_mode mode;
 	char *outdir;
 	int dirfd;
 	enum rec_state state;
@@ -125,7 +133,6 @@ struct gil_recorder {
 		pid_t pid, parent;
 	} forks[256]; /* recent processes forked by targets, not yet seen running Python */
 	size_t next_fork;
-	bool launching; /* a command was launched and is followed */
 	struct gil_fntab *fntab; /* functions named by the probes' fetchargs, over all targets */
 	struct gil_coderead *coderead; /* --attribution=fast: code objects named from memory */
 	uint64_t new_code_until; /* drain every ROUND_NEW_MS until then */
@@ -136,6 +143,24 @@ struct gil_recorder {
 	size_t nr_skipped;
 	char err[1024];
 };
+
+/* ---- modes.c ---- */
+
+/* One start mode's part in the lifecycle; every op but setup is optional. */
+struct rec_mode_ops {
+	const char *name;
+	int (*setup)(struct gil_recorder *rec); /* the first targets, before start */
+	int (*start)(struct gil_recorder *rec); /* the events are on */
+	int (*round)(struct gil_recorder *rec, uint64_t now); /* each poll round: new targets */
+	/* may targets still come when none is live (NULL: no) */
+	bool (*more_may_come)(const struct gil_recorder *rec);
+	void (*finish)(struct gil_recorder *rec, bool started); /* before the last drain */
+};
+
+extern const struct rec_mode_ops rec_modes[REC_MODE_NR];
+
+/* The mode @opts asks for. */
+enum rec_mode rec_mode_of(const struct gil_options *opts);
 
 /* ---- recorder.c ---- */
 
