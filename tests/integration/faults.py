@@ -32,7 +32,7 @@ try:
         env = dict(os.environ, LD_PRELOAD=so, GIL_FAULT=spec,
                    ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
         p = subprocess.run([GIL_RECORD, "--pid", str(w.pid), "--duration", "1", "--output-dir", out],
-                           env=env, capture_output=True, text=True, timeout=60)
+                           env=env, capture_output=True, text=True, timeout=600)
         lines = p.stderr.splitlines()
         if p.returncode != 1 or len(lines) != 1 or not lines[0].startswith("gil-record: ") or want not in lines[0]:
             failures.append("%s: exit %d, stderr %r (want one line with %r)" % (spec, p.returncode, p.stderr, want))
@@ -53,7 +53,7 @@ try:
     env = dict(os.environ, LD_PRELOAD=so, GIL_FAULT="vanish:1", GIL_FAULT_PID=str(victim.pid),
                ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
     p = subprocess.run([GIL_RECORD, "--duration", "2", "--output-dir", out], env=env,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=600)
     victim.p.wait(10)
     check(victim.p.returncode == -9, "the fault library did not kill the victim (%s)" % victim.p.returncode)
     if p.returncode != 0:

@@ -45,7 +45,7 @@ def record(*args, env=None):
     out = tempfile.mkdtemp(prefix="out-", dir=work)
     t0 = time.time()
     p = subprocess.run([GIL_RECORD, "--output-dir", out, "--duration", "1"] + list(args),
-                       capture_output=True, text=True, timeout=120, env=env)
+                       capture_output=True, text=True, timeout=600, env=env)
     return p, out, time.time() - t0
 
 
