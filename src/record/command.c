@@ -9,7 +9,10 @@
 
 #include <stdio.h>
 
-#include "recorder.h"
+#include "state.h"
+#include "command.h"
+#include "objects.h"
+#include "targets.h"
 
 /* Does the ELF file at @path list a libpython among its DT_NEEDED entries? */
 static bool needs_libpython(const char *path)

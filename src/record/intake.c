@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder.h"
+#include "state.h"
+#include "intake.h"
+#include "targets.h"
 
 static int push(struct gil_recorder *rec, const struct gil_qent *e)
 {

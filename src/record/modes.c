@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Start modes: how a recording finds its targets. One entry each; the recorder's lifecycle
- * calls them and knows no mode by name (doc/architecture.md, "Start modes").
+ * calls them and knows no mode by name (doc/architecture.md, "Where to change what").
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -9,7 +9,10 @@
 
 #include <signal.h>
 
-#include "recorder.h"
+#include "state.h"
+#include "command.h"
+#include "modes.h"
+#include "targets.h"
 
 /* --pid: the processes named, each made a target at setup; one that cannot be is skipped. */
 static int pids_setup(struct gil_recorder *rec)

@@ -30,7 +30,8 @@
 
 #include <json-c/json.h>
 
-#include "recorder.h"
+#include "state.h"
+#include "objcache.h"
 
 #define CACHE_FORMAT 2 /* 2: each site's pointer set too */
 #define CACHE_MAX_BYTES (1 << 20)

@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "recorder.h"
+#include "state.h"
+#include "objcache.h"
+#include "objects.h"
 
 static int find_object(struct gil_recorder *rec, const struct gil_mapping *m)
 {
@@ -174,6 +176,10 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 		return -1;
 	if (o->syms && !cached)
 		rec_objcache_store(o, root, !rec->opts.no_attribution);
+	/* the sites' pass and attribution shared one DWARF handle: what libdw cached is large */
+	gil_elf_drop_dwarf(&o->elf);
+	if (o->syms && o->syms->dwarf_elf)
+		gil_elf_drop_dwarf(o->syms->dwarf_elf);
 	if (o->syms)
 		prune_unconditioned(rec, o);
 	return (int)(rec->nr_objects - 1);

@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "common/dirwalk.h"
-#include "recorder.h"
+#include "state.h"
+#include "outdir.h"
 
 /* The user on whose behalf we run: sudo's invoking user, else the real user. */
 static uid_t invoking_uid(void)

@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "format/keys.h"
-#include "recorder.h"
+#include "state.h"
+#include "recfile.h"
 
 /* A JSON string of bytes from the system (comm, cmdline): '?' where they break UTF-8. */
 static struct json_object *jstr_utf8(const char *s)
@@ -189,27 +190,22 @@ int rec_write_header(struct gil_recorder *rec, struct target *t)
 	return ret;
 }
 
-/* Close what @t has open at @end, write its footer, release its events. */
-int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
-			 const char *reason)
+/*
+ * The footer of @t's file, its recording ended at @end for @reason; @not_seen releases were
+ * not seen (0: the key is left out). The sinks add theirs. NULL: out of memory.
+ */
+struct json_object *rec_footer(const struct gil_recorder *rec, const struct target *t,
+			       uint64_t end, const char *reason, uint64_t not_seen)
 {
 	const struct gil_fntab_caps *caps;
 	struct json_object *f, *lpc;
 	struct gil_clock_offsets off;
-	int ret = 0, ncpu, i;
+	int ncpu, i;
 
-	if (t->state == T_DONE)
-		return 0;
-	rec_close_target_fds(rec, t);
-	gil_coderead_forget(rec->coderead, t->pid);
-	t->state = T_DONE;
-	t->reason = reason;
-	if (!t->pairing || !t->file)
-		return 0;
-	if (gil_pairing_finish(t->pairing, end) < 0)
-		ret = -1;
 	gil_clock_offsets_sample(&off);
 	f = json_object_new_object();
+	if (!f)
+		return NULL;
 	json_object_object_add(f, GIL_KEY_END_NS, json_object_new_uint64(end));
 	json_object_object_add(f, GIL_KEY_CLOCK_OFFSETS, offsets_json(&off));
 	json_object_object_add(f, GIL_KEY_REASON, json_object_new_string(reason));
@@ -225,17 +221,8 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 	/* Never silent: samples the kernel throttled, and samples of processes not recorded. */
 	json_object_object_add(f, GIL_KEY_THROTTLED, json_object_new_uint64(rec->throttled));
 	json_object_object_add(f, GIL_KEY_FOREIGN_EVENTS, json_object_new_uint64(rec->unknown));
-	/*
-	 * Sites from the code can miss copies inlined where nothing shows them: count those.
-	 * Elsewhere a take while holding is the probes' arming order at the start (a release
-	 * before drop_gil's probe was on), flagged on its interval as before.
-	 */
-	if (rec->objects[t->obj].syms && rec->objects[t->obj].syms->nr_callgraph &&
-	    gil_pairing_not_seen(t->pairing)) {
-		rec->not_seen += gil_pairing_not_seen(t->pairing);
-		json_object_object_add(f, GIL_KEY_NOT_SEEN,
-				       json_object_new_uint64(gil_pairing_not_seen(t->pairing)));
-	}
+	if (not_seen)
+		json_object_object_add(f, GIL_KEY_NOT_SEEN, json_object_new_uint64(not_seen));
 	caps = gil_fntab_capped(rec->fntab);
 	if (caps->names_cut || caps->files_cut || caps->over_max) {
 		/* the recorder's table is shared by its targets: the counts are the recording's */
@@ -246,11 +233,5 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 		json_object_object_add(c, GIL_KEY_CAPS_OVER_MAX, json_object_new_uint64(caps->over_max));
 		json_object_object_add(f, GIL_KEY_FUNCTION_CAPS, c);
 	}
-	/* each sink adds what it has to say (the summary: "threads"); the file writes it */
-	if (gil_sinks_end(t->sinks, f) < 0) {
-		rec_set_err(rec, "%s", gil_sinks_error(t->sinks));
-		ret = -1;
-	}
-	json_object_put(f);
-	return ret;
+	return f;
 }

@@ -2,9 +2,9 @@
 /*
  * The recorder: setup -> start -> poll... -> stop -> finish. It ties the stages together:
  * procs (targets) -> symbols (sites) -> probes (tracefs group) -> ring (perf) -> decode ->
- * pairing -> rawfile. Every exit path runs the same teardown (finish). This file is the
- * lifecycle and the poll loop; the stages' glue is in objects.c, targets.c, intake.c, recfile.c,
- * outdir.c and command.c (recorder.h).
+ * pairing -> sinks. Every exit path runs the same teardown (finish). This file is the
+ * lifecycle and the poll loop, on top: it calls modes.c, intake.c, targets.c and outdir.c, and
+ * none of them calls it (doc/architecture.md); they share the state of state.h.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -24,16 +24,11 @@
 #include <tracefs.h>
 #include <event-parse.h>
 
-#include "recorder.h"
-
-void rec_set_err(struct gil_recorder *rec, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(rec->err, sizeof(rec->err), fmt, ap);
-	va_end(ap);
-}
+#include "state.h"
+#include "intake.h"
+#include "modes.h"
+#include "outdir.h"
+#include "targets.h"
 
 void gil_options_init(struct gil_options *opts)
 {

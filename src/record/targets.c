@@ -15,7 +15,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "recorder.h"
+#include "state.h"
+#include "objects.h"
+#include "outdir.h"
+#include "recfile.h"
+#include "targets.h"
 
 struct target *rec_target_of(struct gil_recorder *rec, pid_t pid)
 {
@@ -421,4 +425,41 @@ void rec_close_target_fds(struct gil_recorder *rec, struct target *t)
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	t->pidfd = -1;
+}
+
+/* Close what @t has open at @end, end its sinks (the file's footer), release its events. */
+int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
+		      const char *reason)
+{
+	const struct gil_symbols *syms = rec->objects[t->obj].syms;
+	uint64_t not_seen = 0;
+	struct json_object *f;
+	int ret = 0;
+
+	if (t->state == T_DONE)
+		return 0;
+	rec_close_target_fds(rec, t);
+	gil_coderead_forget(rec->coderead, t->pid);
+	t->state = T_DONE;
+	t->reason = reason;
+	if (!t->pairing || !t->file)
+		return 0;
+	if (gil_pairing_finish(t->pairing, end) < 0)
+		ret = -1;
+	/*
+	 * Sites from the code can miss copies inlined where nothing shows them: count those.
+	 * Elsewhere a take while holding is the probes' arming order at the start (a release
+	 * before drop_gil's probe was on), flagged on its interval as before.
+	 */
+	if (syms && syms->nr_callgraph)
+		not_seen = gil_pairing_not_seen(t->pairing);
+	rec->not_seen += not_seen;
+	/* each sink adds what it has to say (the summary: "threads"); the file writes it */
+	f = rec_footer(rec, t, end, reason, not_seen);
+	if (!f || gil_sinks_end(t->sinks, f) < 0) {
+		rec_set_err(rec, "%s", f ? gil_sinks_error(t->sinks) : "out of memory");
+		ret = -1;
+	}
+	json_object_put(f);
+	return ret;
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Private to src/record: the recorder's state, shared by the files that make up its stages'
- * glue. Only recorder.c's lifecycle (include/giltrace.h) is public.
+ * Private to src/record: the recorder's state (struct gil_recorder, its targets and objects),
+ * which the files of its stages share; each of them declares its own functions in its own
+ * header. Only recorder.c's lifecycle (include/giltrace.h) is public.
  */
-#ifndef GIL_RECORDER_H
-#define GIL_RECORDER_H
+#ifndef GIL_REC_STATE_H
+#define GIL_REC_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,7 +41,7 @@ enum rec_state { R_ALLOC, R_SETUP, R_STARTED, R_STOPPED, R_FINISHED };
 
 enum tgt_state { T_LIVE, T_EXITING, T_DONE };
 
-/* How targets are found (modes.c; doc/architecture.md, "Start modes"). */
+/* How targets are found (modes.c; doc/architecture.md, "Where to change what"). */
 enum rec_mode {
 	REC_MODE_PIDS, /* gil_options.pids: those processes */
 	REC_MODE_ALL, /* no pids: every CPython on the host (accelerator_only filters) */
@@ -144,130 +145,11 @@ struct gil_recorder {
 	char err[1024];
 };
 
-/* ---- modes.c ---- */
+/* ---- state.c ---- */
 
-/* One start mode's part in the lifecycle; every op but setup is optional. */
-struct rec_mode_ops {
-	const char *name;
-	int (*setup)(struct gil_recorder *rec); /* the first targets, before start */
-	int (*start)(struct gil_recorder *rec); /* the events are on */
-	int (*round)(struct gil_recorder *rec, uint64_t now); /* each poll round: new targets */
-	/* may targets still come when none is live (NULL: no) */
-	bool (*more_may_come)(const struct gil_recorder *rec);
-	void (*finish)(struct gil_recorder *rec, bool started); /* before the last drain */
-};
-
-extern const struct rec_mode_ops rec_modes[REC_MODE_NR];
-
-/* The mode @opts asks for. */
-enum rec_mode rec_mode_of(const struct gil_options *opts);
-
-/* ---- recorder.c ---- */
+/* Say why the recording failed: gil_recorder_error() returns it. */
 
 void rec_set_err(struct gil_recorder *rec, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* ---- outdir.c ---- */
-
-/* GIL_<pid>_rank_<rank>.json, or _1, _2... before .json when a recording of it already exists. */
-int rec_create_file(struct gil_recorder *rec, struct target *t);
-
-/* mkdir -p with mode 0750 for what we create; refuses symlinks and world-writable dirs. */
-int rec_open_outdir(struct gil_recorder *rec);
-
-/* ---- objcache.c: what an object's DWARF gave, kept by build-id ---- */
-
-/*
- * Fill @o->syms (and @o->attrib when @attribution) from the cache entry of @o's build-id,
- * when it is there and still holds for the file on @o->elf. 1: filled; 0: no usable entry
- * (nothing changed); -1: out of memory.
- */
-int rec_objcache_load(struct object *o, const char *path, const char *root, bool attribution);
-
-/* Keep @o's sites and attribution for the next attach, when they came from DWARF. */
-void rec_objcache_store(struct object *o, const char *root, bool attribution);
-
-/* ---- objects.c ---- */
-
-/* What the probe at entry site @i of @o reads in the recording's mode; NULL: nothing. */
-const char *rec_site_fetchargs(const struct gil_recorder *rec, const struct object *o, size_t i);
-
-int rec_create_probes(struct gil_recorder *rec, struct object *o);
-
-/*
- * Which object of @pid defines the GIL functions. Returns its index, -1 on a hard error
- * (rec->err set), -2 when @pid is not a CPython with a GIL (@why says what it is).
- */
-int rec_python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t whylen);
-
-/* Re-read the group's formats after probes were added, and map probe index -> event kind. */
-int rec_refresh_decoder(struct gil_recorder *rec);
-
-/* ---- targets.c ---- */
-
-/*
- * Make @pid a target: find its Python, create probes and events. Returns 0, -1 on a hard error,
- * -2 when @pid is not traceable (reason in rec->err).
- */
-int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live);
-
-/*
- * A process forked by a target inherited its events; it becomes a target of its own at its first
- * GIL event (a fork that only execs another program leaves no file).
- */
-struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid);
-
-void rec_close_target_fds(struct gil_recorder *rec, struct target *t);
-
-void rec_free_target(struct target *t);
-
-const char *rec_name_of(const struct target *t, int32_t tid);
-
-void rec_remember_name(struct target *t, int32_t tid, const char *comm);
-
-/* All-process mode: every CPython process on the host but ourselves. */
-int rec_scan_all(struct gil_recorder *rec, bool live);
-
-int rec_start_target(struct gil_recorder *rec, struct target *t);
-
-/*
- * @pid could not be recorded (rec->err says why): undo what was made of it, and keep the line
- * for gil_recorder_skipped(). Returns 0, or -1 when the failure was running out of memory,
- * which ends the recording.
- */
-int rec_skip_target(struct gil_recorder *rec, pid_t pid);
-
-struct target *rec_target_of(struct gil_recorder *rec, pid_t pid);
-
-bool rec_was_given(const struct target *t, int32_t tid);
-
-/* ---- recfile.c ---- */
-
-/* Why @o's probes read no Python function, or NULL when they do. */
-const char *rec_attribution_why(const struct gil_recorder *rec, const struct object *o);
-
-/* Close what @t has open at @end, end its sinks (the file's footer), release its events. */
-int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
-			 const char *reason);
-
-int rec_write_header(struct gil_recorder *rec, struct target *t);
-
-/* ---- intake.c ---- */
-
-int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h);
-
-int rec_process_one(void *ctx, const struct gil_qent *e);
-
-/*
- * Losses the kernel counted but could not report yet: a ring that was full keeps its count until
- * its next record, which never comes once the events stop. The events' own counts
- * (PERF_FORMAT_LOST) hold them; report the difference as lost records at @ts. Threads that
- * inherited events keep their counts in the kernel's child events: those stay unseen here.
- */
-int rec_report_pending_lost(struct gil_recorder *rec, uint64_t ts);
-
-/* ---- command.c ---- */
-
-extern const struct gil_launch_ops rec_launch_ops;
-
-#endif /* GIL_RECORDER_H */
+#endif /* GIL_REC_STATE_H */

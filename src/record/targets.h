@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Targets: the processes recorded, their threads, events and names, from start to footer. */
+#ifndef GIL_REC_TARGETS_H
+#define GIL_REC_TARGETS_H
+
+#include "state.h"
+
+/*
+ * Make @pid a target: find its Python, create probes and events. Returns 0, -1 on a hard error,
+ * -2 when @pid is not traceable (reason in rec->err).
+ */
+int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live);
+
+/*
+ * A process forked by a target inherited its events; it becomes a target of its own at its first
+ * GIL event (a fork that only execs another program leaves no file).
+ */
+struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid);
+
+void rec_close_target_fds(struct gil_recorder *rec, struct target *t);
+
+void rec_free_target(struct target *t);
+
+const char *rec_name_of(const struct target *t, int32_t tid);
+
+void rec_remember_name(struct target *t, int32_t tid, const char *comm);
+
+/* All-process mode: every CPython process on the host but ourselves. */
+int rec_scan_all(struct gil_recorder *rec, bool live);
+
+int rec_start_target(struct gil_recorder *rec, struct target *t);
+
+/*
+ * @pid could not be recorded (rec->err says why): undo what was made of it, and keep the line
+ * for gil_recorder_skipped(). Returns 0, or -1 when the failure was running out of memory,
+ * which ends the recording.
+ */
+int rec_skip_target(struct gil_recorder *rec, pid_t pid);
+
+struct target *rec_target_of(struct gil_recorder *rec, pid_t pid);
+
+bool rec_was_given(const struct target *t, int32_t tid);
+
+/* Close what @t has open at @end, end its sinks (the file's footer), release its events. */
+int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
+		      const char *reason);
+
+#endif /* GIL_REC_TARGETS_H */
