@@ -58,11 +58,10 @@ int gil_attrib_read(const struct gil_symbols *syms, const char *object, const ch
 	return ret;
 }
 
-int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *objp,
+int gil_attrib_read_elf(const struct gil_symbols *syms, struct gil_elf *obj,
 			const char *object, const char *version, struct gil_attrib **out, char *err,
 			size_t errlen)
 {
-	struct gil_elf obj = { .fd = -1 };
 	const struct gil_layout *t;
 	const char *dowhy = NULL;
 	struct gil_attrib *a;
@@ -83,38 +82,37 @@ int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *ob
 		a->why = "not a CPython with a GIL";
 		goto done;
 	}
-	if (!objp) {
+	if (!obj) {
 		a->why = "cannot open the interpreter's file";
 		goto done;
 	}
-	obj = *objp; /* borrowed: the caller closes it */
 	/*
 	 * Fetchargs name registers by architecture (attrib_reg_name): x86-64 and AArch64. On
 	 * another, some names would still be accepted by the kernel and read the wrong place.
 	 */
-	if (gil_arch_of(obj.elf) == GIL_ARCH_OTHER) {
+	if (gil_arch_of(obj->elf) == GIL_ARCH_OTHER) {
 		a->why = "implemented for x86-64 and AArch64 only; this interpreter is built for "
 			 "another architecture";
 		goto done;
 	}
-	r = attrib_dwarf(a, syms, &obj, ver, why, sizeof(why));
+	r = attrib_dwarf(a, syms, obj, ver, why, sizeof(why));
 	if (r < 0)
 		goto fail;
 	if (r > 0)
 		goto done;
-	if (is_debug_build(obj.elf)) {
+	if (is_debug_build(obj->elf)) {
 		a->why = "a debug build without usable DWARF: its layout is not in the table";
 		goto done;
 	}
-	r = attrib_layout_debug_offsets(&obj, &a->layout, &dowhy);
+	r = attrib_layout_debug_offsets(obj, &a->layout, &dowhy);
 	if (r == 0) {
-		a->layout.arch = gil_arch_of(obj.elf);
+		a->layout.arch = gil_arch_of(obj->elf);
 		a->source = GIL_ATTR_SRC_DEBUG_OFFSETS;
 	} else if (r == -2) {
 		/* there, but not a layout we know: the table would guess the same version's */
 		a->why = dowhy;
 		goto done;
-	} else if ((t = gil_layout_table(ver)) && gil_arch_of(obj.elf) == GIL_ARCH_X86_64) {
+	} else if ((t = gil_layout_table(ver)) && gil_arch_of(obj->elf) == GIL_ARCH_X86_64) {
 		/* the table was checked against x86-64 builds only */
 		a->layout = *t;
 		a->layout.arch = GIL_ARCH_X86_64;
@@ -125,7 +123,7 @@ int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *ob
 		goto done;
 	}
 	a->from = strdup(object);
-	if (!a->from || attrib_abi(a, syms, &obj) < 0)
+	if (!a->from || attrib_abi(a, syms, obj) < 0)
 		goto oom;
 done:
 	for (i = 0; i < a->nr_sites; i++)

@@ -125,7 +125,7 @@ int gil_attrib_read(const struct gil_symbols *syms, const char *object, const ch
  * could not be opened), which @object names in the results. DWARF is read from the
  * descriptor gil_symbols_read() kept (syms->dwarf_elf) or from @obj, never from a path.
  */
-int gil_attrib_read_elf(const struct gil_symbols *syms, const struct gil_elf *obj,
+int gil_attrib_read_elf(const struct gil_symbols *syms, struct gil_elf *obj,
 			const char *object, const char *version, struct gil_attrib **out, char *err,
 			size_t errlen);
 

@@ -628,7 +628,7 @@ int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gi
 		 int version, char *err, size_t errlen)
 {
 	/* the debug file symbols.c kept open, or the object itself: never a path again */
-	const struct gil_elf *f = syms->dwarf_elf ? syms->dwarf_elf : obj;
+	struct gil_elf *f = syms->dwarf_elf ? syms->dwarf_elf : obj;
 	struct dw d = { 0 };
 	const struct gil_site *s;
 	struct loc ts, req;
@@ -640,7 +640,7 @@ int attrib_dwarf(struct gil_attrib *a, const struct gil_symbols *syms, struct gi
 
 	if (!syms->dwarf_from || !f->elf)
 		return 0;
-	d.dbg = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
+	d.dbg = gil_elf_dwarf(f); /* the handle the sites' pass read, with what libdw cached */
 	if (!d.dbg) {
 		ret = 0;
 		goto out;
@@ -691,8 +691,6 @@ out:
 		errno = ENOMEM;
 		gil_err(err, errlen, "out of memory");
 	}
-	if (d.dbg)
-		dwarf_end(d.dbg);
 	return ret;
 }
 
@@ -704,13 +702,12 @@ int gil_layout_dwarf(const char *path, struct gil_layout *out, char *err, size_t
 
 	if (gil_elf_open(&f, path, NULL, 0) < 0)
 		return gil_err(err, errlen, "%s: %s", path, strerror(errno));
-	d.dbg = dwarf_begin_elf(f.elf, DWARF_C_READ, NULL);
+	d.dbg = gil_elf_dwarf(&f);
 	if (!d.dbg) {
 		gil_err(err, errlen, "%s: no DWARF", path);
 		goto out;
 	}
 	ret = layout_from_dwarf(&d, out, err, errlen);
-	dwarf_end(d.dbg);
 out:
 	gil_elf_close(&f);
 	return ret;

@@ -86,7 +86,7 @@ static int try_debug_elf(struct scan *sc, struct gil_elf *h, const char *dpath,
 	}
 	from_tables = sc->syms->nr_sites - before;
 	if ((from_tables || sc->capi) && !sc->dwarf_done) {
-		if (gil_sites_scan_dwarf(sc, h->elf, dpath) < 0) {
+		if (gil_sites_scan_dwarf(sc, h, dpath) < 0) {
 			ret = -1;
 			goto out;
 		}

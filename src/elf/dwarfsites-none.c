@@ -24,7 +24,8 @@ bool gil_dwarf_supported(void)
 	return false;
 }
 
-int gil_dwarf_read(Elf *elf, Elf *code, struct gil_dwarf **out, char *err, size_t errlen)
+int gil_dwarf_read(struct gil_elf *f, Elf *code, struct gil_dwarf **out, char *err,
+		   size_t errlen)
 {
 	*out = calloc(1, sizeof(**out));
 	if (!*out) {

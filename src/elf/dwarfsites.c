@@ -610,7 +610,8 @@ static void walk_release(struct walk *w)
 	free(w->rows);
 }
 
-int gil_dwarf_read(Elf *elf, Elf *code, struct gil_dwarf **out, char *err, size_t errlen)
+int gil_dwarf_read(struct gil_elf *f, Elf *code, struct gil_dwarf **out, char *err,
+		   size_t errlen)
 {
 	struct walk w = { 0 };
 	struct scope sc = { 0 };
@@ -626,7 +627,7 @@ int gil_dwarf_read(Elf *elf, Elf *code, struct gil_dwarf **out, char *err, size_
 	w.dw->supported = true;
 	w.code = code;
 	w.arch = gil_arch_of(code);
-	dbg = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	dbg = gil_elf_dwarf(f); /* kept: attribution reads the same handle */
 	if (!dbg) {
 		ret = 0; /* no DWARF in this file */
 		goto out;
@@ -643,8 +644,6 @@ int gil_dwarf_read(Elf *elf, Elf *code, struct gil_dwarf **out, char *err, size_
 		goto out;
 	ret = 0;
 out:
-	if (dbg)
-		dwarf_end(dbg);
 	walk_release(&w);
 	if (ret) {
 		gil_dwarf_free(w.dw);

@@ -38,8 +38,9 @@ struct gil_dwarf {
 };
 
 /**
- * gil_dwarf_read - find the inlined copies of take_gil/drop_gil in the DWARF of @elf (the
- * object itself or its debug file) and the addresses where each one starts and ends.
+ * gil_dwarf_read - find the inlined copies of take_gil/drop_gil in the DWARF of @f (the
+ * object itself or its debug file) and the addresses where each one starts and ends. The
+ * handle stays open in @f (gil_elf_dwarf), for attribution to read next.
  *
  * An ENTRY is the copy's DW_AT_entry_pc (else DW_AT_low_pc, else its first range), and only
  * when a line-table row of its unit starts there. EXITs are where control leaves the copy,
@@ -54,7 +55,8 @@ struct gil_dwarf {
  * Returns 0 and *@out (free with gil_dwarf_free); a file without DWARF gives has_dwarf false.
  * Returns -1 with errno (ENOMEM) and a reason in @err.
  */
-int gil_dwarf_read(Elf *elf, Elf *code, struct gil_dwarf **out, char *err, size_t errlen);
+int gil_dwarf_read(struct gil_elf *f, Elf *code, struct gil_dwarf **out, char *err,
+		   size_t errlen);
 
 /** gil_dwarf_supported - was giltrace built with libdw (can it read DWARF at all)? */
 bool gil_dwarf_supported(void);

@@ -17,6 +17,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifdef HAVE_LIBDW
+#include <elfutils/libdw.h>
+#endif
+
 #include "common/util.h"
 #include "elf.h"
 
@@ -26,8 +30,32 @@ void gil_elf_init(struct gil_elf *h)
 	h->fd = -1;
 }
 
+void *gil_elf_dwarf(struct gil_elf *h)
+{
+#ifdef HAVE_LIBDW
+	if (!h->dwarf_tried && h->elf)
+		h->dwarf = dwarf_begin_elf(h->elf, DWARF_C_READ, NULL);
+	h->dwarf_tried = true;
+	return h->dwarf;
+#else
+	(void)h;
+	return NULL;
+#endif
+}
+
+void gil_elf_drop_dwarf(struct gil_elf *h)
+{
+#ifdef HAVE_LIBDW
+	if (h->dwarf)
+		dwarf_end(h->dwarf);
+#endif
+	h->dwarf = NULL;
+	h->dwarf_tried = false;
+}
+
 void gil_elf_close(struct gil_elf *h)
 {
+	gil_elf_drop_dwarf(h);
 	if (h->elf)
 		elf_end(h->elf);
 	if (h->fd >= 0)

@@ -25,6 +25,8 @@ struct gil_elf {
 	dev_t dev; /* of the open descriptor (fstat), 0 for an image */
 	ino_t ino;
 	void *image; /* owned buffer behind elf_memory(), else NULL */
+	void *dwarf; /* libdw's Dwarf of the file, once gil_elf_dwarf() opened it */
+	bool dwarf_tried; /* gil_elf_dwarf() looked: a NULL dwarf then means none */
 };
 
 /* The instruction sets whose code giltrace follows (x86insn.c, a64insn.c). */
@@ -36,6 +38,16 @@ enum gil_arch {
 
 /** gil_arch_of - the instruction set of @elf (64-bit little-endian only; a64insn.c). */
 enum gil_arch gil_arch_of(Elf *elf);
+
+/**
+ * gil_elf_dwarf - the DWARF of @h (a Dwarf * of libdw), opened on first use and kept, with what
+ * libdw caches of it, until gil_elf_drop_dwarf() or gil_elf_close(): the sites' pass and
+ * attribution's read one handle. NULL: the file has none, or giltrace was built without libdw.
+ */
+void *gil_elf_dwarf(struct gil_elf *h);
+
+/** gil_elf_drop_dwarf - free what gil_elf_dwarf() holds (its caches are large); the next call opens it again. */
+void gil_elf_drop_dwarf(struct gil_elf *h);
 
 /**
  * gil_elf_open - open the ELF file at @path for reading. The path is opened O_PATH first and

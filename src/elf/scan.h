@@ -55,7 +55,7 @@ int gil_sites_add_func(struct scan *sc, enum gil_func fn, const char *name, uint
 int gil_sites_scan_tables(struct scan *sc, Elf *symelf, const char *method, bool *has_symtab);
 
 /* Inlined copies from the DWARF of @dwelf (read from @from): 1 when it had DWARF, 0, -1. */
-int gil_sites_scan_dwarf(struct scan *sc, Elf *dwelf, const char *from);
+int gil_sites_scan_dwarf(struct scan *sc, struct gil_elf *dwelf, const char *from);
 
 /* Does PyEval_SaveThread call an out-of-line drop_gil? 1 yes, 0 no (inlined), -1 unknown. */
 int gil_sites_save_calls_drop(struct scan *sc);

@@ -220,7 +220,7 @@ int gil_sites_scan_tables(struct scan *sc, Elf *symelf, const char *method, bool
  * Entries and exits of the inlined copies that the DWARF of @dwelf (the object itself or its
  * debug file @from) describes. Returns 1 when the file had DWARF, 0 when not, -1 on ENOMEM.
  */
-int gil_sites_scan_dwarf(struct scan *sc, Elf *dwelf, const char *from)
+int gil_sites_scan_dwarf(struct scan *sc, struct gil_elf *dwelf, const char *from)
 {
 	struct gil_symbols *syms = sc->syms;
 	const struct gil_dwarf_site *d;

@@ -135,7 +135,7 @@ void gil_symbols_free(struct gil_symbols *syms)
 	free(syms);
 }
 
-int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char *root,
+int gil_symbols_read_elf(struct gil_elf *obj, const char *path, const char *root,
 			 unsigned int flags, struct gil_symbols **out, char *err, size_t errlen)
 {
 	struct gil_symbols *syms = NULL;
@@ -180,7 +180,7 @@ int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char
 	sc.stripped = !has_symtab;
 	/* DWARF only for a Python: every mapped library of a process passes through here. */
 	want_dwarf = syms->nr_sites || sc.capi;
-	if (want_dwarf && gil_sites_scan_dwarf(&sc, obj->elf, path) < 0)
+	if (want_dwarf && gil_sites_scan_dwarf(&sc, obj, path) < 0)
 		goto out;
 	if (((!syms->nr_sites && !has_symtab) || (want_dwarf && !sc.dwarf_done)) &&
 	    gil_debug_find(&sc, obj->elf, path, root))

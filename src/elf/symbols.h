@@ -121,7 +121,7 @@ int gil_symbols_read(const char *path, const char *root, struct gil_symbols **ou
  * is what the results and messages call the object. With GIL_SYMS_DEBUGINFOD in @flags, an
  * object without a local debug file gets one from debuginfod (method "debuginfod").
  */
-int gil_symbols_read_elf(const struct gil_elf *obj, const char *path, const char *root,
+int gil_symbols_read_elf(struct gil_elf *obj, const char *path, const char *root,
 			 unsigned int flags, struct gil_symbols **out, char *err, size_t errlen);
 
 /* gil_symbols_read_elf() flags */
