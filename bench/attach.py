@@ -8,7 +8,9 @@ For each interpreter with DWARF here (Debian's python3.11 with python3.11-dbg; D
 a process waiting on stdin is recorded with `gil-record --pid P --duration 0.2`; the time is
 from starting gil-record to its "recording" line, which it prints once every probe is on.
 "cold" empties the object cache first (DWARF is read), "cached" attaches again. Medians over
-the reps, cold and cached alternating; the ratio is cold / cached of the same rep.
+the reps, cold and cached alternating; the ratio is cold / cached of the same rep. "stop" is
+from the end of the 0.2 s (0.2 s after the "recording" line) to gil-record's exit: its events
+closed, its probes removed, its file written (the cached attaches' median).
 """
 import argparse
 import os
@@ -38,30 +40,32 @@ def attach_seconds(pid, cache):
         if "recording" in line and took is None:
             took = time.monotonic() - t0
     p.wait()
+    ended = time.monotonic() - t0
     if p.returncode != 0 or took is None:
         raise SystemExit("gil-record --pid %d failed (%d)" % (pid, p.returncode))
-    return took
+    return took, ended - took - 0.2
 
 
 def measure(label, start, reps, rows):
     cache = tempfile.mkdtemp(prefix="gilcache-")
     os.chmod(cache, 0o700)
-    cold, warm, ratio = [], [], []
+    cold, warm, ratio, stop = [], [], [], []
     w = start()
     try:
         for _ in range(reps):
             shutil.rmtree(os.path.join(cache, "objects"), ignore_errors=True)
-            c = attach_seconds(w.pid, os.path.join(cache, "objects"))
-            h = attach_seconds(w.pid, os.path.join(cache, "objects"))
+            c, _ = attach_seconds(w.pid, os.path.join(cache, "objects"))
+            h, st = attach_seconds(w.pid, os.path.join(cache, "objects"))
             cold.append(c)
             warm.append(h)
             ratio.append(c / h)
+            stop.append(st)
     finally:
         w.kill()
         shutil.rmtree(cache, ignore_errors=True)
-    rows.append("| %s | %.2f s | %.2f s | %.1fx |" % (label, statistics.median(cold),
-                                                     statistics.median(warm),
-                                                     statistics.median(ratio)))
+    rows.append("| %s | %.2f s | %.2f s | %.1fx | %.2f s |"
+                % (label, statistics.median(cold), statistics.median(warm),
+                   statistics.median(ratio), statistics.median(stop)))
 
 
 def main():
@@ -70,7 +74,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
     reps = 1 if a.quick else a.reps
-    rows = ["| interpreter | cold (reads DWARF) | cached | cold / cached |", "|---|---|---|---|"]
+    rows = ["| interpreter | cold (reads DWARF) | cached | cold / cached | stop |",
+            "|---|---|---|---|---|"]
     debian = debian_python(dbg=True)
     if debian:
         measure("Debian %s + python3.11-dbg" % os.path.basename(debian),
@@ -80,7 +85,7 @@ def main():
             measure("sid python%s + -dbg" % ver,
                     lambda: SidWorkload(SID_ROOT, "/usr/bin/python%s" % ver, "ctypes_calls.py", 1),
                     reps, rows)
-    print("### Attach time\n")
+    print("### Attach and stop time\n")
     print("\n".join(rows))
     print()
 

@@ -191,7 +191,7 @@ def short_lived(exe, label, failures):
     code = ("import ctypes\nf = ctypes.CDLL(None).getppid\n"
             "def short():\n    for _ in range(300):\n        f()\nshort()\n")
     p = subprocess.run(record_command() + ["-o", outdir, "--", exe, "-c", code],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=HANG_S)
     check(p.returncode == 0, "%s: gil-record -- python -c: %s" % (label, p.stderr))
     files = glob.glob(os.path.join(outdir, "GIL_*.json"))
     check(len(files) == 1, "%s: short-lived: files %s" % (label, files))
@@ -222,9 +222,7 @@ def short_lived(exe, label, failures):
 
 
 require_kernel()
-interpreters = pythons((3, 6))
-if os.environ.get("GIL_TEST_QUICK"):
-    interpreters = interpreters[::3]
+interpreters = sweep(pythons((3, 6)))
 if not interpreters:
     skip("no CPython 3.6+ on this machine")
 failures, report = [], []

@@ -24,14 +24,14 @@ p = subprocess.Popen([prog, str(w.pid), "-", out], stdin=subprocess.PIPE, stdout
 line = p.stdout.readline() if select.select([p.stdout], [], [], 120)[0] else "(silent)"
 check(line == "recording\n", "C API: %r" % line)
 ran = w.calls_made(102)
-stdout, stderr = p.communicate("stop\n", timeout=180)
+stdout, stderr = p.communicate("stop\n", timeout=HANG_S)
 w.finish()
 check(p.returncode == 0 and stdout == "ok no recording is running\n", "C API: %d %r %r" % (p.returncode, stdout, stderr))
 h, records, footer = read_recording(os.path.join(out, "GIL_%d_rank_0.json" % w.pid))
 releases = len(intervals(records, kind=2))
 check(footer["reason"] == "stopped" and releases >= ran > 100,
       "C API recording: %d releases of %d calls made while recording: %s" % (releases, ran, footer))
-p = subprocess.run([prog, "4000000000", "1", out], capture_output=True, text=True, timeout=60)
+p = subprocess.run([prog, "4000000000", "1", out], capture_output=True, text=True, timeout=HANG_S)
 check(p.returncode == 1 and p.stdout.startswith("error no such process"), "bad pid: %r" % p.stdout)
 check_no_probes()
 log("PASS")

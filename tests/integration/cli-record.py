@@ -12,7 +12,7 @@ TRY = "Try 'gil-record --help' for more information."
 
 
 def run(args, **kw):
-    p = subprocess.run([GIL_RECORD] + args, capture_output=True, text=True, timeout=60, **kw)
+    p = subprocess.run([GIL_RECORD] + args, capture_output=True, text=True, timeout=HANG_S, **kw)
     return p.returncode, p.stdout, p.stderr
 
 

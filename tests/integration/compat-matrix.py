@@ -47,7 +47,7 @@ if debian:
     p = subprocess.run(["unshare", "-m", "sh", "-c", '%s && exec "$@"' % HIDE_DEBUG, "sh",
                         GIL_RECORD, "--output-dir", out, "--", debian, "-c",
                         "import ctypes; [ctypes.CDLL(None).getppid() for i in range(100)]"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=HANG_S)
     files = [os.path.join(out, f) for f in os.listdir(out) if f.startswith("GIL_")]
     header = read_recording(files[0])[0] if len(files) == 1 else {}
     if p.returncode != 0 or "approximate" in p.stderr or header.get("approximate") is not False \

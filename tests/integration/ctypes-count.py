@@ -12,7 +12,7 @@ SLACK = 12  # the handshake's reads and writes, and interpreter exit
 require_kernel()
 rows = []
 failures = []
-for label, exe, ver in pythons(include_system=False):
+for label, exe, ver in sweep(pythons(include_system=False)):
     w = Workload(exe, "ctypes_calls.py", N)
     rec = Recorder("--pid", w.pid)
     w.go()

@@ -49,7 +49,7 @@ def refused(what, want, outdir=None, env=None):
     args = [GIL_RECORD, "--duration", "1", "--pid", str(w.pid)]
     if outdir:
         args += ["--output-dir", outdir]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=60,
+    p = subprocess.run(args, capture_output=True, text=True, timeout=HANG_S,
                        env=dict(os.environ, **(env or {})))
     check(p.returncode == 1 and p.stderr.count("\n") == 1 and want in p.stderr,
           "%s: want exit 1 and one line with %r, got %d: %r" % (what, want, p.returncode, p.stderr))

@@ -93,7 +93,7 @@ def attack(mode):
     disk, mem = victim_text(pid, victim)
     if rec.poll() is None:
         rec.send_signal(signal.SIGINT)
-    rec.wait(timeout=120)
+    rec.wait(timeout=HANG_S)
     err = open(errfile.name).read()
     p.kill()
     p.wait()

@@ -70,7 +70,7 @@ for argv, wants in cases:
     out = tempfile.mkdtemp(prefix="gilrec-")
     try:
         r = subprocess.run([GIL_RECORD, "--output-dir", out, "--pid", str(p.pid)],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=HANG_S)
     finally:
         p.kill()
         p.wait()

@@ -19,7 +19,7 @@ CALLS = "import ctypes,sys\nl=ctypes.CDLL(None)\nfor i in range(%d): l.getppid()
 def launch(args, outdir=None):
     outdir = outdir or tempfile.mkdtemp(prefix="gillaunch-")
     p = subprocess.run([GIL_RECORD, "--output-dir", outdir] + args, capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=HANG_S)
     return p.returncode, p.stderr, sorted(os.path.join(outdir, f) for f in os.listdir(outdir))
 
 
@@ -64,10 +64,10 @@ rc, err, files = launch(["--"] + UID)
 check(rc == 0, "as root: uid %d" % rc)
 env = dict(os.environ, SUDO_UID="65534", SUDO_GID="65534", SUDO_USER="nobody")
 p = subprocess.run([GIL_RECORD, "--output-dir", tempfile.mkdtemp(), "--"] + UID, env=env,
-                   capture_output=True, text=True, timeout=120)
+                   capture_output=True, text=True, timeout=HANG_S)
 check(p.returncode == 65534 % 256, "under sudo: uid %% 256 = %d, want %d" % (p.returncode, 65534 % 256))
 p = subprocess.run([GIL_RECORD, "--as-root", "--output-dir", tempfile.mkdtemp(), "--"] + UID, env=env,
-                   capture_output=True, text=True, timeout=120)
+                   capture_output=True, text=True, timeout=HANG_S)
 check(p.returncode == 0, "--as-root: uid %% 256 = %d" % p.returncode)
 # ... with the invoking user's environment, not root's (sudo keeps HOME=/root, USER=root)
 import pwd  # noqa: E402
@@ -77,7 +77,7 @@ os.chmod(os.path.dirname(out), 0o777)
 env2 = dict(env, HOME="/root", USER="root", LOGNAME="root")
 p = subprocess.run([GIL_RECORD, "--output-dir", tempfile.mkdtemp(), "--", "/bin/sh", "-c",
                     'echo "$HOME $USER $LOGNAME" > %s' % out], env=env2, capture_output=True,
-                   text=True, timeout=120)
+                   text=True, timeout=HANG_S)
 with open(out) as f:
     got = f.read().split()
 check(got == [nobody.pw_dir, "nobody", "nobody"], "under sudo: HOME USER LOGNAME %s, want %s" % (

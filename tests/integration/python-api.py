@@ -25,7 +25,7 @@ def api(mode, *extra):
     outdir = tempfile.mkdtemp(prefix="gilapi-")
     p = subprocess.run([exe, os.path.join(WORKLOADS, "api_user.py"), outdir, mode] +
                        [str(x) for x in extra], env=env, capture_output=True, text=True,
-                       timeout=120)
+                       timeout=HANG_S)
     check(p.returncode == 0, "%s: exit %d: %s" % (mode, p.returncode, p.stderr))
     out = p.stdout.strip()
     return out, outdir
@@ -53,7 +53,7 @@ p = subprocess.Popen([exe, os.path.join(WORKLOADS, "api_user.py"), outdir, "self
 line = p.stdout.readline() if select.select([p.stdout], [], [], 120)[0] else "(silent)"
 check(line == "recording\n", "self: %r" % line)
 ran = sib.calls_made(102)
-out = p.communicate("stop\n", timeout=120)[0].strip()
+out = p.communicate("stop\n", timeout=HANG_S)[0].strip()
 sib.finish()
 check(p.returncode == 0 and out.startswith("ok "), "self: exit %d: %s" % (p.returncode, out))
 res = json.loads(out[3:])
@@ -94,7 +94,7 @@ def last_names(records):
 
 def check_names(python, ver):
     p = subprocess.run([python, os.path.join(WORKLOADS, "api_user.py"), tempfile.mkdtemp(
-        prefix="gilapi-"), "names"], env=env, capture_output=True, text=True, timeout=120)
+        prefix="gilapi-"), "names"], env=env, capture_output=True, text=True, timeout=HANG_S)
     check(p.returncode == 0 and p.stdout.startswith("ok "), "names on %s: %r %r"
           % (python, p.stdout, p.stderr))
     outdir = p.args[2]

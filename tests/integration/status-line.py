@@ -91,7 +91,7 @@ try:
     rc, out, _ = on_pty("-q", "--pid", str(w.pid), "--duration", "1")
     check(rc == 0 and "events/s" not in out and out.strip() == "", "-q printed %r" % out)
     p = subprocess.run([GIL_RECORD, "--output-dir", tempfile.mkdtemp(), "--pid", str(w.pid),
-                        "--duration", "1"], capture_output=True, text=True, timeout=120)
+                        "--duration", "1"], capture_output=True, text=True, timeout=HANG_S)
     check(p.returncode == 0 and "events/s" not in p.stderr and "\r" not in p.stderr,
           "status line on a pipe: %r" % p.stderr)
 finally:

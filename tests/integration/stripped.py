@@ -43,7 +43,7 @@ if not shutil.which("strip"):
 failures, rows = [], []
 tmp = tempfile.mkdtemp(prefix="gilstrip-")
 try:
-    for label, exe, ver in pythons(min_version=(3, 6), include_system=False):
+    for label, exe, ver in sweep(pythons(min_version=(3, 6), include_system=False)):
         name = "libpython%d.%d%s.so.1.0" % (ver[0], ver[1], "m" if ver < (3, 8) else "")
         lib = os.path.join(os.path.dirname(os.path.dirname(exe)), "lib", name)
         if not os.path.exists(lib):
