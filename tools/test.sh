@@ -169,6 +169,13 @@ if [ "$extra" = 1 ]; then
 			-e attribution.py -e statistics.py -e bench-smoke -e fuzz-smoke \
 			-e compat-matrix.py -e interpreters.py -e truncated.py -e scale.py |
 			tr '\n' ' ')
+		# the longest first (make starts them in this order), so none of them is the tail
+		# that runs alone at the end: attribution-modes.py alone took the last 7 minutes
+		long="-e attribution-modes.py -e objcache.py -e sid-pythons.py -e stripped.py
+			-e ctypes-count.py -e all-processes.py"
+		# shellcheck disable=SC2086
+		san_tests=$(echo $(echo "$san_tests" | tr ' ' '\n' | grep $long) \
+			$(echo "$san_tests" | tr ' ' '\n' | grep -v $long))
 		(
 			t=$(date +%s)
 			GIL_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 check "$san" asan TESTS="$san_tests"
