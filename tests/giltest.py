@@ -71,7 +71,13 @@ def now_ns():
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
 
 
-def wait_for(cond, what, timeout=120, every=0.05):
+# How long a gil-record run (or a wait on its output) may take before a test calls it hung. Not
+# a speed check: under ASan, beside the valgrind and arm64 passes on 2 cores, a 1 s recording of
+# a cold interpreter (its DWARF read) went past 60 s and 120 s.
+HANG_S = 600
+
+
+def wait_for(cond, what, timeout=HANG_S, every=0.05):
     """Poll cond() until it gives a true value, and return that. A test waits for the event it
     needs, never for a fixed time: the deadline only catches a hang (a sanitizer build or a busy
     machine is slower, not wrong), and says what did not happen (@what, or what() then)."""
@@ -240,11 +246,7 @@ class Workload:
             self.p.wait()
 
 
-# How long a gil-record run (or a wait on its output) may take before a test calls it hung. Not
-# a speed check: under ASan, beside the valgrind and arm64 passes on 2 cores, a 1 s recording of
-# a cold interpreter (its DWARF read) went past 60 s and 120 s.
-HANG_S = 600
-LINGER_TIMEOUT_S = 120  # the arm64 pass, 10 - 30x slower, waits longer
+LINGER_TIMEOUT_S = HANG_S  # the arm64 pass sets its own
 # the gil-records a test started and holds (Recorder, distrolib's FileRecorder); weak, so that
 # each goes (its files closed) when the test lets go of it, before the scratch directory does
 RECORDERS = weakref.WeakSet()
@@ -350,7 +352,7 @@ class Recorder:
             fail("gil-record did not start (rc %s): %s" % (self.p.poll(), self.err))
         RECORDERS.add(self)
 
-    def wait_for_text(self, regex, timeout=120, fatal=True):
+    def wait_for_text(self, regex, timeout=HANG_S, fatal=True):
         """Wait until gil-record's stderr has a line matching @regex (its match), or it ended
         (None, or a failure if @fatal)."""
         def seen():
