@@ -38,6 +38,6 @@ int main(int argc, char **argv)
 		return 6;
 	if (rename(argv[2], argv[1]) < 0)
 		return 7;
-	execl(argv[3], "victim", "60", (char *)NULL);
+	execl(argv[3], "victim", "3600", (char *)NULL);
 	return 8;
 }
