@@ -118,6 +118,9 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 			return 0;
 		}
 		t = rec_target_of(rec, (pid_t)u[0]);
+		/* a thread made after we attached forks plain copies too (gil_rings_guard) */
+		if (t && t->state == T_LIVE && t->nr_fds && rec_guard_thread(rec, t, (pid_t)u[2]) < 0)
+			return -1;
 		if (t && t->state == T_LIVE && !*rec_name_of(t, (int32_t)u[2])) {
 			char nm[17];
 
@@ -220,7 +223,8 @@ int rec_report_pending_lost(struct gil_recorder *rec, uint64_t ts)
 	memcpy(k, rec->klost_closed, (size_t)ncpu * sizeof(*k));
 	for (i = 0; i < rec->nr_targets; i++)
 		for (j = 0; j < rec->targets[i]->nr_fds; j++)
-			if (gil_rings_read_lost(rec->rings, rec->targets[i]->fds[j], &v) == 0)
+			if (rec->targets[i]->fd_cpu[j] >= 0 &&
+			    gil_rings_read_lost(rec->rings, rec->targets[i]->fds[j], &v) == 0)
 				k[rec->targets[i]->fd_cpu[j]] += v;
 	for (c = 0; c < ncpu && ret == 0; c++) {
 		if (k[c] <= rec->lost_per_cpu[c])

@@ -174,6 +174,31 @@ fail:
 	return -1;
 }
 
+int gil_rings_guard(pid_t tid)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.disabled = 1;
+	/*
+	 * inherit = 0 is the point. A fork copies a context whose events are all inherited as a
+	 * clone of its parent's, and the kernel swaps clones between tasks at a context switch
+	 * instead of scheduling their events: each event then sits in another task's context
+	 * while its target, which the uprobe filter matches by mm, stays the task it was made
+	 * for. When a task exits, the events in its context close; one whose target lives on
+	 * takes that target's breakpoints out of its memory (trace_uprobe_filter_remove,
+	 * uprobe_apply), and that process records nothing more, silently. One event that is
+	 * not inherited makes every child context a plain copy, never swapped.
+	 */
+	attr.inherit = 0;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
 static long drain_one(struct ring *r, int cpu, gil_ring_fn fn, void *ctx)
 {
 	struct perf_event_mmap_page *meta = r->base;

@@ -33,6 +33,13 @@ int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds,
 
 int gil_rings_nr_cpus(const struct gil_rings *rs);
 
+/**
+ * gil_rings_guard - a do-nothing event on task @tid that its children do not inherit. A context
+ * holding one is never a clone, so the kernel never swaps it with another task's at a context
+ * switch (doc/architecture.md, "forked children"). Returns the fd, or -1 with errno.
+ */
+int gil_rings_guard(pid_t tid);
+
 /** gil_rings_drain - hand every record waiting in the rings to @fn. Returns records, or -1. */
 long gil_rings_drain(struct gil_rings *rs, gil_ring_fn fn, void *ctx);
 

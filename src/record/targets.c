@@ -52,6 +52,25 @@ static int add_fd(struct target *t, int fd, int cpu)
 	return 0;
 }
 
+/*
+ * Thread @tid of @t gets an event its children do not inherit (gil_rings_guard), kept with
+ * the target's fds (CPU -1: no ring, no lost count) and closed with them.
+ */
+int rec_guard_thread(struct gil_recorder *rec, struct target *t, pid_t tid)
+{
+	int fd = gil_rings_guard(tid);
+
+	if (fd < 0)
+		return errno == ESRCH ? 0 : (rec_set_err(rec, "perf_event_open(dummy, thread %d): %s",
+						     (int)tid, strerror(errno)), -1);
+	if (add_fd(t, fd, -1) < 0) {
+		close(fd);
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 static bool has_tid(const struct target *t, pid_t tid)
 {
 	size_t i;
@@ -145,6 +164,8 @@ static int open_target_events(struct gil_recorder *rec, struct target *t, bool e
 					}
 				}
 			}
+			if (k == o->nr_probes && rec_guard_thread(rec, t, tids[i]) < 0)
+				goto fail;
 			if (gil_proc_comm(t->pid, tids[i], comm, sizeof(comm)) == 0)
 				rec_remember_name(t, tids[i], comm);
 			nt = realloc(t->tids, (t->nr_tids + 1) * sizeof(*nt));
@@ -313,6 +334,9 @@ struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid)
 	t = new_target(rec, pid, parent->obj, parent);
 	if (!t || rec_start_target(rec, t) < 0)
 		return NULL;
+	/* its own children are then plain copies too (gil_rings_guard) */
+	if (rec_guard_thread(rec, t, pid) < 0)
+		return NULL;
 	return t;
 }
 
@@ -417,7 +441,8 @@ void rec_close_target_fds(struct gil_recorder *rec, struct target *t)
 	size_t k;
 
 	for (k = 0; k < t->nr_fds; k++) {
-		if (rec->rings && gil_rings_read_lost(rec->rings, t->fds[k], &lost) == 0)
+		if (rec->rings && t->fd_cpu[k] >= 0 &&
+		    gil_rings_read_lost(rec->rings, t->fds[k], &lost) == 0)
 			rec->klost_closed[t->fd_cpu[k]] += lost;
 		close(t->fds[k]);
 	}

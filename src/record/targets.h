@@ -19,6 +19,9 @@ struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid);
 
 void rec_close_target_fds(struct gil_recorder *rec, struct target *t);
 
+/** rec_guard_thread - open gil_rings_guard on thread @tid of @t (ESRCH: gone, not an error). */
+int rec_guard_thread(struct gil_recorder *rec, struct target *t, pid_t tid);
+
 void rec_free_target(struct target *t);
 
 const char *rec_name_of(const struct target *t, int32_t tid);
