@@ -7,6 +7,8 @@
 #   processes only, so an all-process recording sees its own workloads and not another test's,
 #   and probe groups are named with the namespace (gil_<pid>_<pidns>_<start>), so a group left
 #   by a recorder of this test is told from every other test's, live or killed on purpose.
+# - A timeout that only catches hangs: 900 s (GIL_TEST_TIMEOUT), or the test's own line
+#   "# giltest: timeout SECONDS" where it is longer by nature (sid-pythons under ASan).
 # - A lock: a test that needs the machine to itself has a line "# giltest: exclusive" (it
 #   takes the lock exclusively; every other test takes it shared).
 # - Nothing in a test depends on speed: a test waits for what it needs, its timeouts only catch
@@ -19,6 +21,9 @@ for test; do :; done
 
 mode=-s
 grep -q '^# giltest: exclusive' "$test" 2>/dev/null && mode=-x
+# a test that is long by nature says so: "# giltest: timeout SECONDS" (a hang guard still)
+own=$(sed -n 's/^# giltest: timeout \([0-9][0-9]*\)$/\1/p' "$test" 2>/dev/null | head -n 1)
+[ -n "$own" ] && [ "$own" -gt "$GIL_TEST_TIMEOUT" ] && GIL_TEST_TIMEOUT=$own
 if command -v flock >/dev/null 2>&1; then
 	exec 9>>"$lock"
 	flock $mode 9
