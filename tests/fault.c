@@ -5,8 +5,8 @@
  * PERF_EVENT_IOC_SET_OUTPUT ioctl), enable (PERF_EVENT_IOC_ENABLE), probe_write (a uprobe
  * definition written to uprobe_events), fetch_write (one with attribution's fetchargs, as a
  * kernel that refuses them would), output_create (creating a .json file), and vanish: the
- * first perf_event_open on process GIL_FAULT_PID kills that process (it exits while being
- * attached) and fails.
+ * first perf_event_open or pidfd_open on process GIL_FAULT_PID kills that process (it exits
+ * while being attached) and fails.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -57,9 +57,10 @@ long syscall(long nr, ...)
 		errno = EMFILE;
 		return -1;
 	}
-	if (nr == SYS_perf_event_open && getenv("GIL_FAULT_PID") &&
-	    a[1] == atol(getenv("GIL_FAULT_PID")) && hit("vanish")) {
-		kill((pid_t)a[1], SIGKILL);
+	/* the pid is perf_event_open's second argument, pidfd_open's first */
+	if ((nr == SYS_perf_event_open || nr == SYS_pidfd_open) && getenv("GIL_FAULT_PID") &&
+	    a[nr == SYS_perf_event_open] == atol(getenv("GIL_FAULT_PID")) && hit("vanish")) {
+		kill((pid_t)atol(getenv("GIL_FAULT_PID")), SIGKILL);
 		usleep(200000); /* until it is a zombie */
 		errno = EMFILE;
 		return -1;

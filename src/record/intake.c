@@ -56,6 +56,7 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		e.pid = ev.pid;
 		e.tid = ev.tid;
 		e.ev = rec->ev_of_probe[ev.probe];
+		e.obj = rec->obj_of_probe[ev.probe];
 		/* the strings point into the ring: name the function now */
 		if (ev.has_frame && rec->fntab)
 			e.fn = gil_fntab_intern(rec->fntab, &ev.frame);
@@ -114,12 +115,13 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 			/* a new process, not a thread: remember whose child it is */
 			rec->forks[rec->next_fork].pid = (pid_t)u[0];
 			rec->forks[rec->next_fork].parent = (pid_t)u[1];
+			rec->forks[rec->next_fork].ts = *(const uint64_t *)(u + 4);
 			rec->next_fork = (rec->next_fork + 1) % GIL_ARRAY_SIZE(rec->forks);
 			return 0;
 		}
 		t = rec_target_of(rec, (pid_t)u[0]);
 		/* a thread made after we attached forks plain copies too (gil_rings_guard) */
-		if (t && t->state == T_LIVE && t->nr_fds && rec_guard_thread(rec, t, (pid_t)u[2]) < 0)
+		if (t && t->state == T_LIVE && t->nr_guards && rec_guard_thread(rec, t, (pid_t)u[2]) < 0)
 			return -1;
 		if (t && t->state == T_LIVE && !*rec_name_of(t, (int32_t)u[2])) {
 			char nm[17];
@@ -162,7 +164,9 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 	}
 	t = rec_target_of(rec, (pid_t)e->pid);
 	if (!t && e->type == Q_GIL && (rec->state == R_STARTED || rec->state == R_STOPPED)) {
-		t = rec_adopt_child(rec, (pid_t)e->pid);
+		t = rec_adopt_child(rec, (pid_t)e->pid, e->ts);
+		if (!t && !rec->err[0] && rec_file_wide(rec) && e->obj >= 0)
+			t = rec_adopt_process(rec, (pid_t)e->pid, e->obj, e->ts);
 		if (!t && rec->err[0])
 			return -1;
 	}
@@ -172,6 +176,7 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 		return 0;
 	}
 	if (e->type == Q_EXIT) {
+		rec_unguard_thread(t, (pid_t)e->tid);
 		if (gil_pairing_exit(t->pairing, (int32_t)e->tid, e->ts) < 0 ||
 		    gil_sinks_exit(t->sinks, (int32_t)e->tid, e->ts) < 0)
 			goto werr;
@@ -221,10 +226,13 @@ int rec_report_pending_lost(struct gil_recorder *rec, uint64_t ts)
 	if (!k)
 		return 0;
 	memcpy(k, rec->klost_closed, (size_t)ncpu * sizeof(*k));
+	for (i = 0; i < rec->nr_objects; i++)
+		for (j = 0; j < rec->objects[i].nr_fds; j++)
+			if (gil_rings_read_lost(rec->rings, rec->objects[i].fds[j], &v) == 0)
+				k[rec->objects[i].fd_cpu[j]] += v;
 	for (i = 0; i < rec->nr_targets; i++)
 		for (j = 0; j < rec->targets[i]->nr_fds; j++)
-			if (rec->targets[i]->fd_cpu[j] >= 0 &&
-			    gil_rings_read_lost(rec->rings, rec->targets[i]->fds[j], &v) == 0)
+			if (gil_rings_read_lost(rec->rings, rec->targets[i]->fds[j], &v) == 0)
 				k[rec->targets[i]->fd_cpu[j]] += v;
 	for (c = 0; c < ncpu && ret == 0; c++) {
 		if (k[c] <= rec->lost_per_cpu[c])

@@ -182,6 +182,7 @@ int gil_recorder_start(struct gil_recorder *rec)
 	rec->last_scan = rec->start_ns;
 	if (rec->opts.duration >= 0)
 		rec->deadline = rec->start_ns + (uint64_t)(rec->opts.duration * 1e9);
+	rec_objects_ioctl(rec, PERF_EVENT_IOC_ENABLE);
 	for (i = 0; i < rec->nr_targets; i++) {
 		if (rec_start_target(rec, rec->targets[i]) < 0)
 			return -1;
@@ -341,6 +342,7 @@ int gil_recorder_stop(struct gil_recorder *rec)
 
 	if (rec->state != R_STARTED)
 		return 0;
+	rec_objects_ioctl(rec, PERF_EVENT_IOC_DISABLE);
 	for (i = 0; i < rec->nr_targets; i++)
 		for (k = 0; k < rec->targets[i]->nr_fds; k++)
 			ioctl(rec->targets[i]->fds[k], PERF_EVENT_IOC_DISABLE, 0);
@@ -388,6 +390,7 @@ int gil_recorder_finish(struct gil_recorder *rec)
 			t->state = T_DONE;
 		}
 	}
+	rec_close_object_fds(rec);
 	/* Teardown order: events are closed (above), then rings, then the probes themselves. */
 	gil_rings_free(rec->rings);
 	rec->rings = NULL;

@@ -117,10 +117,15 @@ int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds,
 	 * them). Older kernels keep the events; the probes are still pinned to the inode read.
 	 */
 	attr.remove_on_exec = !rs->no_remove_on_exec;
+	if (tid == -1) {
+		/* every process on the CPU (all-process mode, the probes' file filters them) */
+		attr.inherit = 0;
+		attr.remove_on_exec = 0;
+	}
 
 	for (cpu = 0; cpu < rs->nr_cpus; cpu++) {
 		fd = (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0 && errno == EINVAL && attr.remove_on_exec) {
+		if (fd < 0 && errno == EINVAL && attr.remove_on_exec && tid != -1) {
 			rs->no_remove_on_exec = true;
 			attr.remove_on_exec = 0;
 			fd = (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1,

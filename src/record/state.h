@@ -63,6 +63,15 @@ struct object {
 	int first_probe, nr_probes;
 	int nr_fetching; /* probes created with fetchargs */
 	int nr_unconditioned; /* _Py_HandlePending sites left out: no fetch of the drop request */
+	/*
+	 * All-process mode: its probes' events for every process, one per probe and CPU (pid -1),
+	 * opened when the first process of the file is found. A process then starts to be
+	 * recorded at its first GIL event, and letting it go closes nothing (rec_file_wide).
+	 */
+	int *fds;
+	int *fd_cpu;
+	size_t nr_fds, cap_fds;
+	uint64_t live_since; /* when they were enabled */
 };
 
 struct name {
@@ -81,6 +90,11 @@ struct target {
 	int *fds;
 	int *fd_cpu; /* the CPU of each fd */
 	size_t nr_fds, cap_fds;
+	struct guard {
+		pid_t tid;
+		int fd;
+	} *guards; /* gil_rings_guard of each live thread: closed when it exits */
+	size_t nr_guards, cap_guards;
 	pid_t *tids; /* threads whose events we opened (sorted) */
 	size_t nr_tids;
 	char *filename;
@@ -132,6 +146,7 @@ struct gil_recorder {
 	size_t last_target;
 	struct {
 		pid_t pid, parent;
+		uint64_t ts; /* the fork's time: where the child's recording starts */
 	} forks[256]; /* recent processes forked by targets, not yet seen running Python */
 	size_t next_fork;
 	struct gil_fntab *fntab; /* functions named by the probes' fetchargs, over all targets */

@@ -37,24 +37,110 @@ struct target *rec_target_of(struct gil_recorder *rec, pid_t pid)
 	return NULL;
 }
 
-static int add_fd(struct target *t, int fd, int cpu)
+/* Append @fd (on @cpu) to a target's or an object's fds. */
+static int fds_add(int **fds, int **fd_cpu, size_t *nr, size_t *capp, int fd, int cpu)
 {
-	size_t cap = t->cap_fds; /* one capacity for the two arrays */
+	size_t cap = *capp; /* one capacity for the two arrays */
 
-	if (gil_grow(&t->fds, &cap, t->nr_fds + 1, sizeof(*t->fds)) < 0)
+	if (gil_grow(fds, &cap, *nr + 1, sizeof(**fds)) < 0)
 		return -1;
-	cap = t->cap_fds;
-	if (gil_grow(&t->fd_cpu, &cap, t->nr_fds + 1, sizeof(*t->fd_cpu)) < 0)
+	cap = *capp;
+	if (gil_grow(fd_cpu, &cap, *nr + 1, sizeof(**fd_cpu)) < 0)
 		return -1;
-	t->cap_fds = cap;
-	t->fd_cpu[t->nr_fds] = cpu;
-	t->fds[t->nr_fds++] = fd;
+	*capp = cap;
+	(*fd_cpu)[*nr] = cpu;
+	(*fds)[(*nr)++] = fd;
 	return 0;
 }
 
+static int add_fd(struct target *t, int fd, int cpu)
+{
+	return fds_add(&t->fds, &t->fd_cpu, &t->nr_fds, &t->cap_fds, fd, cpu);
+}
+
+bool rec_file_wide(const struct gil_recorder *rec)
+{
+	return rec->mode == REC_MODE_ALL && !rec->opts.accelerator_only;
+}
+
 /*
- * Thread @tid of @t gets an event its children do not inherit (gil_rings_guard), kept with
- * the target's fds (CPU -1: no ring, no lost count) and closed with them.
+ * All-process mode: @o's probes for every process that maps its file, on every CPU (once).
+ * The uprobes are pinned to the proven inode (probe_path): a process that maps that file maps
+ * exactly what was read, so no process is probed at an unproven place.
+ */
+static int open_object_events(struct gil_recorder *rec, struct object *o, bool enable)
+{
+	int ncpu = gil_rings_nr_cpus(rec->rings), *fds, n, k, j;
+
+	if (o->nr_fds)
+		return 0;
+	fds = malloc((size_t)ncpu * sizeof(*fds));
+	if (!fds) {
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	for (k = 0; k < o->nr_probes; k++) {
+		n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id, -1, k == 0,
+				   fds, rec->err, sizeof(rec->err));
+		if (n < 0) {
+			free(fds);
+			return -1;
+		}
+		for (j = 0; j < n; j++) {
+			if (fds[j] < 0)
+				continue;
+			if (enable)
+				ioctl(fds[j], PERF_EVENT_IOC_ENABLE, 0);
+			if (fds_add(&o->fds, &o->fd_cpu, &o->nr_fds, &o->cap_fds, fds[j], j) < 0) {
+				close(fds[j]);
+				free(fds);
+				rec_set_err(rec, "out of memory");
+				return -1;
+			}
+		}
+	}
+	free(fds);
+	if (enable)
+		o->live_since = gil_clock_now();
+	return 0;
+}
+
+void rec_objects_ioctl(struct gil_recorder *rec, unsigned long request)
+{
+	size_t i, k;
+
+	for (i = 0; i < rec->nr_objects; i++) {
+		for (k = 0; k < rec->objects[i].nr_fds; k++)
+			ioctl(rec->objects[i].fds[k], request, 0);
+		if (request == PERF_EVENT_IOC_ENABLE && rec->objects[i].nr_fds)
+			rec->objects[i].live_since = rec->start_ns;
+	}
+}
+
+void rec_close_object_fds(struct gil_recorder *rec)
+{
+	struct object *o;
+	uint64_t lost;
+	size_t i, k;
+
+	for (i = 0; i < rec->nr_objects; i++) {
+		o = &rec->objects[i];
+		for (k = 0; k < o->nr_fds; k++) {
+			if (rec->rings && gil_rings_read_lost(rec->rings, o->fds[k], &lost) == 0)
+				rec->klost_closed[o->fd_cpu[k]] += lost;
+			close(o->fds[k]);
+		}
+		o->nr_fds = 0;
+		free(o->fds);
+		free(o->fd_cpu);
+		o->fds = o->fd_cpu = NULL;
+		o->cap_fds = 0;
+	}
+}
+
+/*
+ * Thread @tid of @t gets an event its children do not inherit (gil_rings_guard), closed when
+ * the thread exits (rec_unguard_thread) or with the target's fds.
  */
 int rec_guard_thread(struct gil_recorder *rec, struct target *t, pid_t tid)
 {
@@ -63,12 +149,27 @@ int rec_guard_thread(struct gil_recorder *rec, struct target *t, pid_t tid)
 	if (fd < 0)
 		return errno == ESRCH ? 0 : (rec_set_err(rec, "perf_event_open(dummy, thread %d): %s",
 						     (int)tid, strerror(errno)), -1);
-	if (add_fd(t, fd, -1) < 0) {
+	if (gil_grow(&t->guards, &t->cap_guards, t->nr_guards + 1, sizeof(*t->guards)) < 0) {
 		close(fd);
 		rec_set_err(rec, "out of memory");
 		return -1;
 	}
+	t->guards[t->nr_guards].tid = tid;
+	t->guards[t->nr_guards++].fd = fd;
 	return 0;
+}
+
+void rec_unguard_thread(struct target *t, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_guards; i++) {
+		if (t->guards[i].tid == tid) {
+			close(t->guards[i].fd);
+			t->guards[i] = t->guards[--t->nr_guards];
+			return;
+		}
+	}
 }
 
 static bool has_tid(const struct target *t, pid_t tid)
@@ -210,7 +311,9 @@ int rec_start_target(struct gil_recorder *rec, struct target *t)
 			t->warning = w;
 		}
 	}
-	t->start_ns = rec->state == R_STARTED ? gil_clock_now() : rec->start_ns;
+	/* an adopted process starts where its first event (or its fork) was */
+	if (!t->start_ns)
+		t->start_ns = rec->state == R_STARTED ? gil_clock_now() : rec->start_ns;
 	/*
 	 * Its code objects are all new: short rounds until the first is read (however long its
 	 * DWARF took, or the program waits before its first call), for at most FRESH_NS.
@@ -305,9 +408,25 @@ int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live)
 	}
 	if (rec_create_probes(rec, &rec->objects[obj]) < 0 || rec_refresh_decoder(rec) < 0)
 		return -1;
-	t = new_target(rec, pid, obj, NULL);
-	if (!t || open_target_events(rec, t, live) < 0)
-		return -1;
+	if (rec_file_wide(rec)) {
+		/* its file's events cover it: recorded since they went live */
+		if (open_object_events(rec, &rec->objects[obj], live) < 0)
+			return -1;
+		t = new_target(rec, pid, obj, NULL);
+		if (!t)
+			return -1;
+		if (t->pidfd < 0 && !gil_proc_exists(pid)) {
+			/* it exited while we looked at it: the scan forgets it */
+			rec_set_err(rec, "no such process: %d", (int)pid);
+			return -1;
+		}
+		if (live)
+			t->start_ns = rec->objects[obj].live_since;
+	} else {
+		t = new_target(rec, pid, obj, NULL);
+		if (!t || open_target_events(rec, t, live) < 0)
+			return -1;
+	}
 	if (live && rec_start_target(rec, t) < 0)
 		return -1;
 	return 0;
@@ -317,14 +436,16 @@ int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live)
  * A process forked by a target inherited its events; it becomes a target of its own at its first
  * GIL event (a fork that only execs another program leaves no file).
  */
-struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid)
+struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid, uint64_t ts)
 {
 	struct target *parent = NULL, *t;
+	uint64_t forked = 0;
 	size_t i;
 
 	for (i = 0; i < GIL_ARRAY_SIZE(rec->forks); i++) {
 		if (rec->forks[i].pid == pid) {
 			parent = rec_target_of(rec, rec->forks[i].parent);
+			forked = rec->forks[i].ts;
 			rec->forks[i].pid = 0;
 			break;
 		}
@@ -332,10 +453,30 @@ struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid)
 	if (!parent)
 		return NULL;
 	t = new_target(rec, pid, parent->obj, parent);
-	if (!t || rec_start_target(rec, t) < 0)
+	if (!t)
 		return NULL;
-	/* its own children are then plain copies too (gil_rings_guard) */
-	if (rec_guard_thread(rec, t, pid) < 0)
+	/* recorded from its fork: its first events are older than now */
+	t->start_ns = forked && forked <= ts ? forked : ts;
+	if (rec_start_target(rec, t) < 0)
+		return NULL;
+	/* its own children are then plain copies too (gil_rings_guard); file-wide events are
+	 * in no task's context */
+	if (!rec_file_wide(rec) && rec_guard_thread(rec, t, pid) < 0)
+		return NULL;
+	return t;
+}
+
+struct target *rec_adopt_process(struct gil_recorder *rec, pid_t pid, int obj, uint64_t ts)
+{
+	struct target *t;
+
+	if (gil_proc_is_kernel_thread(pid))
+		return NULL;
+	t = new_target(rec, pid, obj, NULL);
+	if (!t)
+		return NULL;
+	t->start_ns = ts;
+	if (rec_start_target(rec, t) < 0)
 		return NULL;
 	return t;
 }
@@ -347,6 +488,7 @@ void rec_free_target(struct target *t)
 	gil_sinks_close(t->sinks);
 	free(t->fds);
 	free(t->fd_cpu);
+	free(t->guards);
 	free(t->tids);
 	free(t->cmdline);
 	free(t->filename);
@@ -441,12 +583,14 @@ void rec_close_target_fds(struct gil_recorder *rec, struct target *t)
 	size_t k;
 
 	for (k = 0; k < t->nr_fds; k++) {
-		if (rec->rings && t->fd_cpu[k] >= 0 &&
-		    gil_rings_read_lost(rec->rings, t->fds[k], &lost) == 0)
+		if (rec->rings && gil_rings_read_lost(rec->rings, t->fds[k], &lost) == 0)
 			rec->klost_closed[t->fd_cpu[k]] += lost;
 		close(t->fds[k]);
 	}
 	t->nr_fds = 0;
+	for (k = 0; k < t->nr_guards; k++)
+		close(t->guards[k].fd);
+	t->nr_guards = 0;
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	t->pidfd = -1;

@@ -15,12 +15,33 @@ int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live);
  * A process forked by a target inherited its events; it becomes a target of its own at its first
  * GIL event (a fork that only execs another program leaves no file).
  */
-struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid);
+struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid, uint64_t ts);
+
+/**
+ * rec_file_wide - whether targets are recorded through their file's events (all-process mode
+ * without --accelerator-only: every process that maps the file is a target).
+ */
+bool rec_file_wide(const struct gil_recorder *rec);
+
+/**
+ * rec_adopt_process - all-process mode: @pid's first GIL event (at @ts) came through object
+ * @obj's events; it becomes a target from then. NULL with rec->err set on a hard error.
+ */
+struct target *rec_adopt_process(struct gil_recorder *rec, pid_t pid, int obj, uint64_t ts);
+
+/** rec_object_events - set, enable or disable every object's file-wide events. */
+void rec_objects_ioctl(struct gil_recorder *rec, unsigned long request);
+
+/** rec_close_object_fds - close the file-wide events of every object (their lost counts kept). */
+void rec_close_object_fds(struct gil_recorder *rec);
 
 void rec_close_target_fds(struct gil_recorder *rec, struct target *t);
 
 /** rec_guard_thread - open gil_rings_guard on thread @tid of @t (ESRCH: gone, not an error). */
 int rec_guard_thread(struct gil_recorder *rec, struct target *t, pid_t tid);
+
+/** rec_unguard_thread - thread @tid of @t exited: close its guard, if it has one. */
+void rec_unguard_thread(struct target *t, pid_t tid);
 
 void rec_free_target(struct target *t);
 

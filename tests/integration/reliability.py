@@ -31,6 +31,10 @@ time.sleep(0.5)
 before = fds_and_rss(rec.p.pid)
 w.go()
 check(w.wait_done(300)[0] == "3000", "churn workload failed")
+# each thread's guard event (gil_rings_guard) is closed once its exit is in time order: wait
+# for that; a leak never gets back to where it began
+wait_for(lambda: fds_and_rss(rec.p.pid)[0] <= before[0],
+         lambda: "recorder fds back to %d (now %d)" % (before[0], fds_and_rss(rec.p.pid)[0]))
 after = fds_and_rss(rec.p.pid)
 w.finish()
 check(w.p.returncode == 0, "the traced job exited %s" % w.p.returncode)
