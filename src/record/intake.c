@@ -120,9 +120,7 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 			return 0;
 		}
 		t = rec_target_of(rec, (pid_t)u[0]);
-		/* a thread made after we attached forks plain copies too (gil_rings_guard) */
-		if (t && t->state == T_LIVE && t->nr_guards && rec_guard_thread(rec, t, (pid_t)u[2]) < 0)
-			return -1;
+		
 		if (t && t->state == T_LIVE && !*rec_name_of(t, (int32_t)u[2])) {
 			char nm[17];
 

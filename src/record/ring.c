@@ -182,6 +182,7 @@ fail:
 int gil_rings_guard(pid_t tid)
 {
 	struct perf_event_attr attr;
+	int fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
@@ -198,10 +199,19 @@ int gil_rings_guard(pid_t tid)
 	 * uprobe_apply), and that process records nothing more, silently. One event that is
 	 * not inherited makes every child context a plain copy, never swapped.
 	 */
-	attr.inherit = 0;
+	/* threads inherit it (Linux 5.13+): their contexts stay cheap clones of one another, which
+	 * is harmless, for they share one mm; a fork does not */
+	attr.inherit = 1;
+	attr.inherit_thread = 1;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
-	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) {
+		attr.inherit = 0;
+		attr.inherit_thread = 0;
+		fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd;
 }
 
 static long drain_one(struct ring *r, int cpu, gil_ring_fn fn, void *ctx)
