@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: how long gil-record takes to attach, reading DWARF, and from the object cache.
 
-Usage: attach.py [--quick] [--reps N]
+Usage: attach.py [--quick] [--reps N] [--baseline BUILDDIR]
 
 For each interpreter with DWARF here (Debian's python3.11 with python3.11-dbg; Debian sid's
 3.13 - 3.15 with their -dbg files in the root tools/sid-root.sh builds, run in a container),
@@ -10,7 +10,8 @@ from starting gil-record to its "recording" line, which it prints once every pro
 "cold" empties the object cache first (DWARF is read), "cached" attaches again. Medians over
 the reps, cold and cached alternating; the ratio is cold / cached of the same rep. "stop" is
 from the end of the 0.2 s (0.2 s after the "recording" line) to gil-record's exit: its events
-closed, its probes removed, its file written (the cached attaches' median).
+closed, its probes removed, its file written (the cached attaches' median). With --baseline, the gil-record built in BUILDDIR is measured in the same
+reps, alternating with this one, each with its own object cache.
 """
 import argparse
 import os
@@ -29,10 +30,21 @@ from distrolib import debian_python  # noqa: E402
 from giltest import GIL_RECORD, Workload  # noqa: E402
 
 
-def attach_seconds(pid, cache):
-    env = dict(os.environ, GIL_OBJECT_CACHE=cache)
+def real_binary(wrapper):
+    """The program libtool's wrapper script execs, and the library path it sets: what an
+    installed gil-record costs, without the wrapper's shell, sed and exec (about 0.1 s here)."""
+    d = os.path.dirname(wrapper)
+    real = os.path.join(d, ".libs", os.path.basename(wrapper))
+    if not os.path.exists(real):
+        return wrapper, {}
+    return real, {"LD_LIBRARY_PATH": os.path.join(d, ".libs")}
+
+
+def attach_seconds(pid, cache, binary):
+    binary, extra = real_binary(binary)
+    env = dict(os.environ, GIL_OBJECT_CACHE=cache, **extra)
     t0 = time.monotonic()
-    p = subprocess.Popen([GIL_RECORD, "--pid", str(pid), "--duration", "0.2", "--output-dir",
+    p = subprocess.Popen([binary, "--pid", str(pid), "--duration", "0.2", "--output-dir",
                           tempfile.mkdtemp(prefix="gilattach-")], stderr=subprocess.PIPE,
                          stdout=subprocess.DEVNULL, text=True, env=env)
     took = None
@@ -46,45 +58,54 @@ def attach_seconds(pid, cache):
     return took, ended - took - 0.2
 
 
-def measure(label, start, reps, rows):
-    cache = tempfile.mkdtemp(prefix="gilcache-")
-    os.chmod(cache, 0o700)
-    cold, warm, ratio, stop = [], [], [], []
+def measure(label, start, reps, rows, builds):
+    caches = [tempfile.mkdtemp(prefix="gilcache-") for _ in builds]
+    res = [([], [], [], []) for _ in builds]
     w = start()
     try:
         for _ in range(reps):
-            shutil.rmtree(os.path.join(cache, "objects"), ignore_errors=True)
-            c, _ = attach_seconds(w.pid, os.path.join(cache, "objects"))
-            h, st = attach_seconds(w.pid, os.path.join(cache, "objects"))
-            cold.append(c)
-            warm.append(h)
-            ratio.append(c / h)
-            stop.append(st)
+            for (name, binary), cache, (cold, warm, ratio, stop) in zip(builds, caches, res):
+                os.chmod(cache, 0o700)
+                shutil.rmtree(os.path.join(cache, "objects"), ignore_errors=True)
+                c, _ = attach_seconds(w.pid, os.path.join(cache, "objects"), binary)
+                h, st = attach_seconds(w.pid, os.path.join(cache, "objects"), binary)
+                cold.append(c)
+                warm.append(h)
+                ratio.append(c / h)
+                stop.append(st)
     finally:
         w.kill()
-        shutil.rmtree(cache, ignore_errors=True)
-    rows.append("| %s | %.2f s | %.2f s | %.1fx | %.2f s |"
-                % (label, statistics.median(cold), statistics.median(warm),
-                   statistics.median(ratio), statistics.median(stop)))
+        for cache in caches:
+            shutil.rmtree(cache, ignore_errors=True)
+    for (name, _), (cold, warm, ratio, stop) in zip(builds, res):
+        rows.append("| %s%s | %.2f s | %.2f s | %.1fx | %.2f s |"
+                    % (label, name, statistics.median(cold), statistics.median(warm),
+                       statistics.median(ratio), statistics.median(stop)))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--baseline", metavar="BUILDDIR",
+                    help="also measure the gil-record built there, alternating")
     a = ap.parse_args()
+    builds = [("", GIL_RECORD)]
+    if a.baseline:
+        builds = [(" (this build)", GIL_RECORD),
+                  (" (%s)" % a.baseline, os.path.join(a.baseline, "gil-record"))]
     reps = 1 if a.quick else a.reps
     rows = ["| interpreter | cold (reads DWARF) | cached | cold / cached | stop |",
             "|---|---|---|---|---|"]
     debian = debian_python(dbg=True)
     if debian:
         measure("Debian %s + python3.11-dbg" % os.path.basename(debian),
-                lambda: Workload(debian, "ctypes_calls.py", 1), reps, rows)
+                lambda: Workload(debian, "ctypes_calls.py", 1), reps, rows, builds)
     if not a.quick and os.path.exists(SID_ROOT + ".stamp"):
         for ver in SID_PYTHONS:
             measure("sid python%s + -dbg" % ver,
                     lambda: SidWorkload(SID_ROOT, "/usr/bin/python%s" % ver, "ctypes_calls.py", 1),
-                    reps, rows)
+                    reps, rows, builds)
     print("### Attach and stop time\n")
     print("\n".join(rows))
     print()

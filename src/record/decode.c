@@ -32,6 +32,7 @@ enum {
 	F_TLINE,
 	F_HTID, /* the native thread id of the GIL's holder, when that is the thread state */
 	F_CODE, /* the pointer set: the code object's address, named by the recorder */
+	F_SITE, /* which probe of a multi-probe event fired: its index */
 	F_NR,
 };
 
@@ -50,6 +51,7 @@ static const char *const field_names[F_NR] = {
 	[F_TAG] = "gil_tag",   [F_TTY] = "gil_tty",	    [F_TFN] = "gil_tfn",
 	[F_TFNS] = "gil_tfns", [F_TFILE] = "gil_tfile", [F_TFILES] = "gil_tfiles",
 	[F_TLINE] = "gil_tline", [F_HTID] = "gil_htid", [F_CODE] = "gil_code",
+	[F_SITE] = "gil_site",
 };
 
 struct probe_fields {
@@ -61,13 +63,15 @@ struct probe_fields {
 
 struct gil_decoder {
 	struct tep_handle *tep;
-	int *probe_of_id; /* trace event id -> probe index, -1 if not ours */
+	int *probe_of_id; /* trace event id -> (first) probe index, -1 if not ours */
+	int *id_of_probe; /* probe index -> trace event id */
 	int max_id;
 	struct probe_fields *fields; /* per probe */
 	int nr;
 };
 
-struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, int nr)
+struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, const bool *padded,
+				      int nr)
 {
 	struct gil_decoder *d = calloc(1, sizeof(*d));
 	struct tep_event *ev;
@@ -81,20 +85,24 @@ struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, in
 		if (ids[i] > d->max_id)
 			d->max_id = ids[i];
 	d->probe_of_id = malloc(((size_t)d->max_id + 1) * sizeof(int));
+	d->id_of_probe = malloc(((size_t)nr + 1) * sizeof(int));
 	d->fields = calloc((size_t)nr + 1, sizeof(*d->fields));
-	if (!d->probe_of_id || !d->fields)
+	if (!d->probe_of_id || !d->id_of_probe || !d->fields)
 		goto fail;
 	for (i = 0; i <= d->max_id; i++)
 		d->probe_of_id[i] = -1;
 	for (i = 0; i < nr; i++) {
+		d->id_of_probe[i] = ids[i];
 		if (ids[i] < 0)
 			continue;
-		d->probe_of_id[ids[i]] = i;
+		if (d->probe_of_id[ids[i]] < 0)
+			d->probe_of_id[ids[i]] = i;
 		ev = tep ? tep_find_event(tep, ids[i]) : NULL;
 		if (!ev)
 			continue;
 		for (k = 0; k < F_NR; k++)
-			d->fields[i].f[k] = tep_find_field(ev, field_names[k]);
+			if (k == F_SITE || !padded || !padded[i])
+				d->fields[i].f[k] = tep_find_field(ev, field_names[k]);
 		d->fields[i].frame = true;
 		for (k = F_FR; k <= F_FILES; k++)
 			if (!d->fields[i].f[k])
@@ -202,6 +210,7 @@ int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_heade
 {
 	const struct gil_sample_head *s = (const void *)h;
 	struct tep_record rec;
+	uint64_t site;
 	int type;
 
 	if (h->size < sizeof(*s) || sizeof(*s) + s->raw_size > h->size)
@@ -217,6 +226,13 @@ int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_heade
 	ev->tid = s->tid;
 	ev->ts = s->time;
 	ev->probe = d->probe_of_id[type];
+	if (d->fields[ev->probe].f[F_SITE]) {
+		/* one of the sites of a multi-probe event: the one whose number it carries */
+		if (!number(d->fields[ev->probe].f[F_SITE], rec.data, s->raw_size, &site) ||
+		    site >= (uint64_t)d->nr || d->id_of_probe[site] != type)
+			return -1;
+		ev->probe = (int)site;
+	}
 	ev->has_frame = ev->has_code = false;
 	ev->req = -1;
 	if (d->fields[ev->probe].frame || d->fields[ev->probe].pointer ||
@@ -230,6 +246,7 @@ void gil_decoder_free(struct gil_decoder *d)
 	if (!d)
 		return;
 	free(d->probe_of_id);
+	free(d->id_of_probe);
 	free(d->fields);
 	free(d);
 }

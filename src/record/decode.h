@@ -31,10 +31,12 @@ struct gil_decoder;
 
 /**
  * gil_decoder_alloc - decode with @tep; @ids[i] is the trace event id of probe i. Probes whose
- * events have the attribution fields (gil_fr, gil_ty, ...) get them decoded. Pair with
- * gil_decoder_free().
+ * events have the attribution fields (gil_fr, gil_ty, ...) get them decoded, unless @padded[i]
+ * (@padded may be NULL) says the probe's are immediate zeros. A sample of a multi-probe event
+ * is the probe its gil_site field names. Pair with gil_decoder_free().
  */
-struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, int nr);
+struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, const bool *padded,
+				      int nr);
 
 /**
  * gil_decode_sample - fill @ev from PERF_RECORD_SAMPLE @h. Returns 0, or -1 when the sample is

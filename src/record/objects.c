@@ -197,7 +197,7 @@ static enum gil_ev ev_of(enum gil_func fn, bool ret, bool exit_site)
 int rec_create_probes(struct gil_recorder *rec, struct object *o)
 {
 	const struct gil_site *s;
-	const char *fetchargs;
+	const char *fetchargs, *pad_like = NULL;
 	size_t i;
 	int idx, ret;
 
@@ -215,6 +215,9 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 		}
 	}
 	o->first_probe = (int)rec->probes->nr;
+	/* entries that read nothing share the event of those that read the most common set */
+	for (i = 0; i < o->syms->nr_sites && !pad_like; i++)
+		pad_like = rec_site_fetchargs(rec, o, i);
 	for (i = 0; i < o->syms->nr_sites; i++) {
 		s = &o->syms->sites[i];
 		for (ret = 0; ret <= 1; ret++) {
@@ -222,7 +225,8 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 				continue;
 			fetchargs = !ret ? rec_site_fetchargs(rec, o, i) : NULL;
 			idx = gil_probes_add(rec->probes, o->probe_path, o->path, s->offset, s->fn,
-					     ret, fetchargs, rec->err, sizeof(rec->err));
+					     ret, fetchargs, pad_like, (size_t)o->first_probe,
+					     rec->err, sizeof(rec->err));
 			if (idx < 0) {
 				/* the probes made so far go with the group; none is used */
 				o->broken = strdup(rec->err);
@@ -243,6 +247,7 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 int rec_refresh_decoder(struct gil_recorder *rec)
 {
 	struct gil_probes *p = rec->probes;
+	bool *padded;
 	int *ids;
 	size_t i;
 
@@ -251,17 +256,20 @@ int rec_refresh_decoder(struct gil_recorder *rec)
 	if (gil_probes_load(p, rec->err, sizeof(rec->err)) < 0)
 		return -1;
 	ids = malloc(p->nr * sizeof(*ids));
+	padded = malloc(p->nr * sizeof(*padded));
 	free(rec->ev_of_probe);
 	free(rec->obj_of_probe);
 	rec->ev_of_probe = malloc(p->nr);
 	rec->obj_of_probe = malloc(p->nr * sizeof(int));
-	if (!ids || !rec->ev_of_probe || !rec->obj_of_probe) {
+	if (!ids || !padded || !rec->ev_of_probe || !rec->obj_of_probe) {
 		free(ids);
+		free(padded);
 		rec_set_err(rec, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < p->nr; i++) {
 		ids[i] = p->v[i].id;
+		padded[i] = p->v[i].padded;
 		rec->ev_of_probe[i] = (uint8_t)ev_of(p->v[i].fn, p->v[i].ret, p->v[i].role_exit);
 		rec->obj_of_probe[i] = -1;
 	}
@@ -274,8 +282,9 @@ int rec_refresh_decoder(struct gil_recorder *rec)
 				rec->obj_of_probe[o->first_probe + k] = (int)i;
 	}
 	gil_decoder_free(rec->dec);
-	rec->dec = gil_decoder_alloc(p->tep, ids, (int)p->nr);
+	rec->dec = gil_decoder_alloc(p->tep, ids, padded, (int)p->nr);
 	free(ids);
+	free(padded);
 	if (!rec->dec) {
 		rec_set_err(rec, "out of memory");
 		return -1;

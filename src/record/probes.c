@@ -45,6 +45,7 @@ struct gil_probes *gil_probes_alloc(void)
 {
 	struct gil_probes *p = calloc(1, sizeof(*p));
 	struct owner o;
+	char *readme;
 
 	if (!p)
 		return NULL;
@@ -54,6 +55,10 @@ struct gil_probes *gil_probes_alloc(void)
 	}
 	snprintf(p->group, sizeof(p->group), GROUP_PREFIX "%d_%llx_%llu", (int)o.pid,
 		 (unsigned long long)o.ns, (unsigned long long)o.start);
+	/* the site number is an immediate fetcharg: tracefs's README lists them where they exist */
+	readme = tracefs_instance_file_read(NULL, "README", NULL);
+	p->no_site = !readme || !strstr(readme, "\\imm-value");
+	free(readme);
 	return p;
 }
 
@@ -80,62 +85,239 @@ static char *our_kernel_error(const struct gil_probes *p, const char *event)
 	return msg;
 }
 
+/*
+ * What the kernel compares when a probe is appended to an event: each argument's name and type,
+ * in order (trace_probe_compare_arg_type), and whether it is a return probe. "ret|name:type ..."
+ */
+static char *signature(bool ret, const char *fetchargs)
+{
+	const char *a = fetchargs ? fetchargs : "", *eq, *end, *colon;
+	size_t cap = strlen(a) + 3, n;
+	char *sig = malloc(cap), *o;
+
+	if (!sig)
+		return NULL;
+	o = sig;
+	*o++ = ret ? 'r' : 'p';
+	*o++ = '|';
+	while (*a) {
+		while (*a == ' ')
+			a++;
+		if (!*a)
+			break;
+		end = strchr(a, ' ');
+		if (!end)
+			end = a + strlen(a);
+		eq = memchr(a, '=', (size_t)(end - a));
+		colon = NULL;
+		for (const char *c = end; c > a; c--)
+			if (c[-1] == ':') {
+				colon = c - 1;
+				break;
+			}
+		n = (size_t)((eq ? eq : end) - a);
+		memcpy(o, a, n);
+		o += n;
+		if (eq && colon && colon > eq) {
+			n = (size_t)(end - colon);
+			memcpy(o, colon, n);
+			o += n;
+		}
+		*o++ = ' ';
+		a = end;
+	}
+	*o = '\0';
+	return sig;
+}
+
+/*
+ * Fetchargs with the names and types of @like, each an immediate 0: what lets an entry that
+ * reads nothing join the event of entries that read (one event less to unregister at the end).
+ * NULL when @like has a type an immediate cannot stand for (a string).
+ */
+static char *padding(const char *like)
+{
+	size_t cap = strlen(like) * 2 + 8, n = 0;
+	const char *a = like, *end, *eq, *colon;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	while (*a) {
+		while (*a == ' ')
+			a++;
+		if (!*a)
+			break;
+		end = strchr(a, ' ');
+		if (!end)
+			end = a + strlen(a);
+		eq = memchr(a, '=', (size_t)(end - a));
+		colon = NULL;
+		for (const char *c = end; c > a; c--)
+			if (c[-1] == ':') {
+				colon = c - 1;
+				break;
+			}
+		if (!eq || !colon || colon < eq || !strchr("usxb", colon[1]) ||
+		    !strchr("0123456789", colon[2])) {
+			free(out);
+			return NULL;
+		}
+		n += (size_t)snprintf(out + n, cap - n, "%s%.*s=\\0%.*s", n ? " " : "",
+				      (int)(eq - a), a, (int)(end - colon), colon);
+		a = end;
+	}
+	return out;
+}
+
+/* The event an earlier probe (from @from on) made with this signature, to append to; or -1. */
+static int event_to_share(const struct gil_probes *p, size_t from, const char *sig)
+{
+	size_t i;
+
+	for (i = from; i < p->nr; i++)
+		if (p->v[i].created && p->v[i].head && p->v[i].site >= 0 && p->v[i].sig &&
+		    !strcmp(p->v[i].sig, sig))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Describe @pr as event @name with @fetchargs (plus its site number when @site) and create it.
+ * 0, or -1 with errno and the kernel's reason in @kerr (the caller frees it).
+ */
+static int try_create(struct gil_probes *p, struct gil_probe *pr, const char *name, size_t idx,
+		      const char *fetchargs, bool site, char **kerr)
+{
+	bool appending = false;
+	char *args = NULL;
+	size_t i;
+	int e;
+
+	*kerr = NULL;
+	if (site && asprintf(&args, "%s%sgil_site=\\%zu:u32", fetchargs ? fetchargs : "",
+			     fetchargs ? " " : "", idx) < 0)
+		return -1;
+	if (!site && fetchargs)
+		args = strdup(fetchargs);
+	if ((site || fetchargs) && !args)
+		return -1;
+	if (pr->dev)
+		tracefs_dynevent_free(pr->dev);
+	for (i = 0; i < idx; i++)
+		if (p->v[i].created && !strcmp(p->v[i].name, name))
+			appending = true;
+	pr->dev = pr->ret ? tracefs_uretprobe_alloc(p->group, name, pr->file, pr->offset, args)
+			  : tracefs_uprobe_alloc(p->group, name, pr->file, pr->offset, args);
+	free(args);
+	if (!pr->dev)
+		return -1;
+	errno = 0;
+	if (tracefs_dynevent_create(pr->dev) == 0) {
+		snprintf(pr->name, sizeof(pr->name), "%s", name);
+		pr->site = site ? (int)idx : -1;
+		return 0;
+	}
+	e = errno;
+	*kerr = our_kernel_error(p, name);
+	/* nothing when nothing was made; never by the name of an event others were appended to */
+	if (!appending)
+		tracefs_dynevent_destroy(pr->dev, false);
+	tracefs_dynevent_free(pr->dev);
+	pr->dev = NULL;
+	errno = e;
+	return -1;
+}
+
+/*
+ * Make @pr with @fetchargs (NULL: none): appended to an event of the same signature made since
+ * probe @from, or as an event of its own. A kernel that takes no immediate fetcharg (the site
+ * number) gets one event per probe.
+ */
+static int create_probe(struct gil_probes *p, struct gil_probe *pr, size_t idx, size_t from,
+			const char *fetchargs, const char *pad_like, char **kerr)
+{
+	char own[32], *sig, *pad;
+	int head;
+
+	*kerr = NULL;
+	if (!fetchargs && !pr->ret && pad_like && !p->no_site && (pad = padding(pad_like))) {
+		sig = signature(false, pad);
+		head = sig ? event_to_share(p, from, sig) : -1;
+		free(sig);
+		/* first of its kind: its event, padded, is the one the reading entries join */
+		snprintf(own, sizeof(own), "entry_%zu", idx);
+		if (try_create(p, pr, head >= 0 ? p->v[head].name : own, idx, pad, true, kerr) == 0) {
+			free(pr->sig);
+			pr->sig = signature(false, pad);
+			free(pad);
+			pr->head = head < 0;
+			pr->padded = true;
+			return pr->sig ? 0 : -1;
+		}
+		free(pad);
+		free(*kerr);
+		*kerr = NULL;
+	}
+	sig = signature(pr->ret, fetchargs);
+	if (!sig)
+		return -1;
+	free(pr->sig);
+	pr->sig = sig;
+	/* an event holds take_gil and drop_gil sites alike: named by kind and first site */
+	snprintf(own, sizeof(own), "%s_%zu", pr->ret ? "return" : "entry", idx);
+	if (!p->no_site) {
+		head = event_to_share(p, from, sig);
+		if (head >= 0 && try_create(p, pr, p->v[head].name, idx, fetchargs, true, kerr) == 0) {
+			pr->head = false;
+			return 0;
+		}
+		free(*kerr);
+		*kerr = NULL;
+		pr->head = true;
+		return try_create(p, pr, own, idx, fetchargs, true, kerr);
+	}
+	pr->head = true;
+	return try_create(p, pr, own, idx, fetchargs, false, kerr);
+}
+
 int gil_probes_add(struct gil_probes *p, const char *file, const char *shown, uint64_t offset,
-		   enum gil_func fn, bool ret, const char *fetchargs, char *err, size_t errlen)
+		   enum gil_func fn, bool ret, const char *fetchargs, const char *pad_like,
+		   size_t share_from, char *err, size_t errlen)
 {
 	struct gil_probe *pr;
-	char *kerr;
+	size_t idx;
+	char *kerr = NULL;
+	int e;
 
 	if (gil_grow(&p->v, &p->cap, p->nr + 1, sizeof(*p->v)) < 0)
 		return gil_err(err, errlen, "out of memory");
-	pr = &p->v[p->nr];
+	idx = p->nr;
+	pr = &p->v[idx];
 	memset(pr, 0, sizeof(*pr));
-	snprintf(pr->name, sizeof(pr->name), "%s_%zu%s", fn == GIL_FN_TAKE ? "take" : "drop", p->nr,
-		 ret ? "_ret" : "");
-	/* probe names are per group; the role (entry, exit) is kept by the caller */
+	/* the role (entry, exit) is kept by the caller */
 	pr->file = strdup(file);
 	pr->offset = offset;
 	pr->fn = fn;
 	pr->ret = ret;
 	pr->id = -1;
+	pr->site = -1;
 	if (!pr->file)
 		return gil_err(err, errlen, "out of memory");
-	pr->fetches = fetchargs != NULL;
-	pr->dev = ret ? tracefs_uretprobe_alloc(p->group, pr->name, file, offset, fetchargs)
-		      : tracefs_uprobe_alloc(p->group, pr->name, file, offset, fetchargs);
-	if (!pr->dev) {
-		free(pr->file);
-		return gil_err(err, errlen, "cannot describe probe %s/%s: %s", p->group, pr->name,
-			       strerror(errno));
-	}
-	p->nr++; /* counted before creating, so that destroy sees a half-made probe too */
-	errno = 0;
-	if (fetchargs && tracefs_dynevent_create(pr->dev) < 0) {
+	p->nr++; /* counted before creating, so that free sees a half-made probe too */
+	if (fetchargs) {
+		if (create_probe(p, pr, idx, share_from, fetchargs, NULL, &kerr) == 0) {
+			pr->fetches = true;
+			pr->created = true;
+			return (int)idx;
+		}
 		/* a kernel that refuses the fetchargs still gets the probe, without attribution */
-		kerr = tracefs_error_last(NULL);
 		snprintf(pr->fetch_refused, sizeof(pr->fetch_refused), "%s",
 			 kerr && *kerr ? kerr : errno ? strerror(errno) : "refused");
 		free(kerr);
-		tracefs_dynevent_destroy(pr->dev, false);
-		tracefs_dynevent_free(pr->dev);
-		pr->fetches = false;
-		pr->dev = ret ? tracefs_uretprobe_alloc(p->group, pr->name, file, offset, NULL)
-			      : tracefs_uprobe_alloc(p->group, pr->name, file, offset, NULL);
-		if (!pr->dev) {
-			p->nr--;
-			free(pr->file);
-			return gil_err(err, errlen, "cannot describe probe %s/%s: %s", p->group,
-				       pr->name, strerror(errno));
-		}
-	} else if (fetchargs) {
-		pr->created = true;
-		return (int)(p->nr - 1);
 	}
-	errno = 0;
-	if (tracefs_dynevent_create(pr->dev) < 0) {
-		int e = errno;
-
-		kerr = our_kernel_error(p, pr->name);
+	if (create_probe(p, pr, idx, share_from, NULL, pad_like, &kerr) < 0) {
+		e = errno;
 		gil_err(err, errlen, "cannot create uprobe %s:0x%llx: %s%s%s", shown,
 			(unsigned long long)offset, e ? strerror(e) : "the kernel refused it",
 			kerr ? ": " : "", kerr ? kerr : "");
@@ -143,7 +325,7 @@ int gil_probes_add(struct gil_probes *p, const char *file, const char *shown, ui
 		return -1;
 	}
 	pr->created = true;
-	return (int)(p->nr - 1);
+	return (int)idx;
 }
 
 int gil_probes_load(struct gil_probes *p, char *err, size_t errlen)
@@ -180,13 +362,27 @@ int gil_probes_destroy(struct gil_probes *p)
 		return 0;
 	/* Newest first: the reverse of creation. */
 	for (i = p->nr; i-- > 0;) {
-		if (!p->v[i].created)
+		if (!p->v[i].created || !p->v[i].head)
 			continue;
 		if (tracefs_dynevent_destroy(p->v[i].dev, false) < 0 && errno != ENOENT) {
 			ret = -1;
 			continue;
 		}
 		p->v[i].created = false;
+	}
+	for (i = 0; i < p->nr; i++) {
+		size_t h;
+		bool gone = true;
+
+		if (!p->v[i].created || p->v[i].head)
+			continue;
+		for (h = 0; h < p->nr; h++)
+			if (p->v[h].created && p->v[h].head && !strcmp(p->v[h].name, p->v[i].name))
+				gone = false;
+		if (gone)
+			p->v[i].created = false; /* it went with its event */
+		else
+			ret = -1;
 	}
 	return ret;
 }
@@ -200,6 +396,7 @@ void gil_probes_free(struct gil_probes *p)
 	for (i = 0; i < p->nr; i++) {
 		tracefs_dynevent_free(p->v[i].dev);
 		free(p->v[i].file);
+		free(p->v[i].sig);
 	}
 	if (p->tep)
 		tep_free(p->tep);
@@ -254,7 +451,8 @@ int gil_probes_cleanup_stale(void)
 			continue;
 		/* only groups giltrace made, of a recorder that is gone for sure */
 		if (group_owner(system, &owner) && owner_gone(&owner, &self)) {
-			if (tracefs_dynevent_destroy(*d, false) < 0) {
+			/* a probe appended to an event went with it: ENOENT */
+			if (tracefs_dynevent_destroy(*d, false) < 0 && errno != ENOENT) {
 				ret = -1;
 			} else {
 				for (i = 0; i < nr_removed; i++)

@@ -80,6 +80,8 @@ static int open_object_events(struct gil_recorder *rec, struct object *o, bool e
 		return -1;
 	}
 	for (k = 0; k < o->nr_probes; k++) {
+		if (!rec->probes->v[o->first_probe + k].head)
+			continue; /* its event is its head's */
 		n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id, -1, k == 0,
 				   fds, rec->err, sizeof(rec->err));
 		if (n < 0) {
@@ -146,9 +148,18 @@ int rec_guard_thread(struct gil_recorder *rec, struct target *t, pid_t tid)
 {
 	int fd = gil_rings_guard(tid);
 
-	if (fd < 0)
-		return errno == ESRCH ? 0 : (rec_set_err(rec, "perf_event_open(dummy, thread %d): %s",
-						     (int)tid, strerror(errno)), -1);
+	if (fd < 0 && errno == ESRCH)
+		return 0;
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		rec_set_err(rec, "too many open files opening perf events for thread %d: raise ulimit -n",
+			    (int)tid);
+		return -1;
+	}
+	if (fd < 0) {
+		rec_set_err(rec, "cannot open the guard event (software dummy) for thread %d: %s",
+			    (int)tid, strerror(errno));
+		return -1;
+	}
 	if (gil_grow(&t->guards, &t->cap_guards, t->nr_guards + 1, sizeof(*t->guards)) < 0) {
 		close(fd);
 		rec_set_err(rec, "out of memory");
@@ -247,6 +258,8 @@ static int open_target_events(struct gil_recorder *rec, struct target *t, bool e
 			if (has_tid(t, tids[i]))
 				continue;
 			for (k = 0; k < o->nr_probes; k++) {
+				if (!rec->probes->v[o->first_probe + k].head)
+					continue;
 				n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id,
 						   tids[i], k == 0, fds, rec->err, sizeof(rec->err));
 				if (n < 0 && errno == ESRCH)

@@ -15,6 +15,12 @@ failures = []
 for label, exe, ver in sweep(pythons(include_system=False)):
     w = Workload(exe, "ctypes_calls.py", N)
     rec = Recorder("--pid", w.pid)
+    # The sites share two events, entries and returns, each site naming itself (gil_site=\N):
+    # the counts below hold only if the decoder turns that number back into the right probe.
+    mine = [l for l in probes_of_ours() if l[2:].startswith(group_prefix(rec.p.pid))]
+    events = sorted(set(l.split()[0] for l in mine))
+    check(mine and all(" gil_site=\\" in l for l in mine) and len(events) <= 2,
+          "%s: want the sites in at most 2 events, each with gil_site: %s" % (label, mine))
     w.go()
     tid = int(w.wait_done()[0])
     w.finish()

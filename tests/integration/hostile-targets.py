@@ -85,12 +85,13 @@ check(header["object"] == spy and intervals(records),
 log("1. an interpreter under '%s': recorded, %d intervals" % (spaced, len(intervals(records))))
 check_no_probes()
 
-# 2. --pid A,B, A's probes refused by the kernel: its first probe, and the retry of that probe
-# without fetchargs, are refused (A's object is the first one probed)
+# 2. --pid A,B, A's probes refused by the kernel: its first probe, and the retries of that probe
+# without fetchargs (padded as the others' event, then plain), are refused (A's object is the
+# first one probed)
 fault = os.path.join(work, "fault.so")
 subprocess.run(["cc", "-shared", "-fPIC", "-o", fault, os.path.join(TOP_SRCDIR, "tests", "fault.c"),
                 "-ldl"], check=True)
-env = dict(os.environ, LD_PRELOAD=fault, GIL_FAULT="probe_write:1-2",
+env = dict(os.environ, LD_PRELOAD=fault, GIL_FAULT="probe_write:1-3",
            ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
 p, out, _ = record("--pid", "%d,%d" % (pa, pb), env=env)
 lines = [l for l in p.stderr.splitlines() if l.startswith("gil-record: warning: process %d: " % pa)]
