@@ -85,46 +85,56 @@ static char *our_kernel_error(const struct gil_probes *p, const char *event)
 	return msg;
 }
 
+/* One fetcharg of @a ("name=FETCH:type"): its name up to *@eq, its type from *@colon (NULL
+ * when absent) to *@end. Returns false at the end of the list. */
+static bool next_arg(const char **a, const char **eq, const char **colon, const char **end)
+{
+	const char *c;
+
+	while (**a == ' ')
+		(*a)++;
+	if (!**a)
+		return false;
+	*end = strchr(*a, ' ');
+	if (!*end)
+		*end = *a + strlen(*a);
+	*eq = memchr(*a, '=', (size_t)(*end - *a));
+	*colon = NULL;
+	for (c = *end; c > *a; c--)
+		if (c[-1] == ':') {
+			*colon = c - 1;
+			break;
+		}
+	if (*colon && (!*eq || *colon < *eq))
+		*colon = NULL; /* a ':' inside the name is no type */
+	return true;
+}
+
 /*
  * What the kernel compares when a probe is appended to an event: each argument's name and type,
- * in order (trace_probe_compare_arg_type), and whether it is a return probe. "ret|name:type ..."
+ * in order (trace_probe_compare_arg_type), and whether it is a return probe. "r|name:type ..."
  */
 static char *signature(bool ret, const char *fetchargs)
 {
 	const char *a = fetchargs ? fetchargs : "", *eq, *end, *colon;
-	size_t cap = strlen(a) + 3, n;
-	char *sig = malloc(cap), *o;
+	char *sig = malloc(strlen(a) + 3), *o;
+	size_t n;
 
 	if (!sig)
 		return NULL;
 	o = sig;
 	*o++ = ret ? 'r' : 'p';
 	*o++ = '|';
-	while (*a) {
-		while (*a == ' ')
-			a++;
-		if (!*a)
-			break;
-		end = strchr(a, ' ');
-		if (!end)
-			end = a + strlen(a);
-		eq = memchr(a, '=', (size_t)(end - a));
-		colon = NULL;
-		for (const char *c = end; c > a; c--)
-			if (c[-1] == ':') {
-				colon = c - 1;
-				break;
-			}
+	for (; next_arg(&a, &eq, &colon, &end); a = end) {
 		n = (size_t)((eq ? eq : end) - a);
 		memcpy(o, a, n);
 		o += n;
-		if (eq && colon && colon > eq) {
+		if (eq && colon) {
 			n = (size_t)(end - colon);
 			memcpy(o, colon, n);
 			o += n;
 		}
 		*o++ = ' ';
-		a = end;
 	}
 	*o = '\0';
 	return sig;
@@ -143,29 +153,15 @@ static char *padding(const char *like)
 
 	if (!out)
 		return NULL;
-	while (*a) {
-		while (*a == ' ')
-			a++;
-		if (!*a)
-			break;
-		end = strchr(a, ' ');
-		if (!end)
-			end = a + strlen(a);
-		eq = memchr(a, '=', (size_t)(end - a));
-		colon = NULL;
-		for (const char *c = end; c > a; c--)
-			if (c[-1] == ':') {
-				colon = c - 1;
-				break;
-			}
-		if (!eq || !colon || colon < eq || !strchr("usxb", colon[1]) ||
+	out[0] = '\0';
+	for (; next_arg(&a, &eq, &colon, &end); a = end) {
+		if (!eq || !colon || !colon[1] || !strchr("usxb", colon[1]) || !colon[2] ||
 		    !strchr("0123456789", colon[2])) {
 			free(out);
 			return NULL;
 		}
 		n += (size_t)snprintf(out + n, cap - n, "%s%.*s=\\0%.*s", n ? " " : "",
 				      (int)(eq - a), a, (int)(end - colon), colon);
-		a = end;
 	}
 	return out;
 }
