@@ -215,7 +215,7 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 		}
 	}
 	o->first_probe = (int)rec->probes->nr;
-	/* entries that read nothing share the event of those that read the most common set */
+	/* entries that read nothing join the event of those that read (the first reading set) */
 	for (i = 0; i < o->syms->nr_sites && !pad_like; i++)
 		pad_like = rec_site_fetchargs(rec, o, i);
 	for (i = 0; i < o->syms->nr_sites; i++) {
