@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Statistics: utilization and waiters over time, in STATS_BINS bins per process (and per thread)
- * that double their width as the recording goes on.
+ * Time bins (bins.h): utilization and waiters over time, in STATS_BINS bins that double their
+ * width as the recording goes on. Times are 128-bit here: damaged times near 2^62 on either side
+ * must not overflow.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -9,10 +10,15 @@
 
 #include <string.h>
 
-#include "stats-priv.h"
+#include "bins.h"
 
 
-static void halve(int64_t *v)
+bool bins_too_narrow(int64_t origin, int64_t width, int64_t end)
+{
+	return (__int128)end - origin > (__int128)width * STATS_BINS;
+}
+
+void bins_halve(int64_t *v)
 {
 	int i;
 
@@ -21,51 +27,30 @@ static void halve(int64_t *v)
 	memset(v + STATS_BINS / 2, 0, (STATS_BINS / 2) * sizeof(*v));
 }
 
-/* Double the bin width until @end fits. */
-void stats_bins_fit(struct stats_proc *p, int64_t end)
-{
-	size_t i;
-
-	/* 128 bits: damaged times near 2^62 on either side must not overflow */
-	while ((__int128)end - p->origin > (__int128)p->width * STATS_BINS) {
-		halve(p->util);
-		halve(p->waiters);
-		for (i = 0; i < p->nr_threads; i++) {
-			if (p->threads[i].bins) {
-				halve(p->threads[i].bins);
-				halve(p->threads[i].bins + STATS_BINS);
-			}
-		}
-		p->width *= 2;
-	}
-}
-
-/* Spread [@ts, @ts + @dur) over the bins of @v. */
-void stats_bins_add(const struct stats_proc *p, int64_t *v, int64_t ts, int64_t dur)
+void bins_add(int64_t origin, int64_t width, int64_t *v, int64_t ts, int64_t dur)
 {
 	int64_t end = ts + dur, lo, hi;
 	int64_t i;
 
-	if (ts < p->origin)
-		ts = p->origin;
+	if (ts < origin)
+		ts = origin;
 	if (end <= ts)
 		return;
-	for (i = (int64_t)(((__int128)ts - p->origin) / p->width); i < STATS_BINS; i++) {
-		lo = p->origin + i * p->width;
-		hi = lo + p->width;
+	for (i = (int64_t)(((__int128)ts - origin) / width); i < STATS_BINS; i++) {
+		lo = origin + i * width;
+		hi = lo + width;
 		if (lo >= end)
 			break;
 		v[i] += (end < hi ? end : hi) - (ts > lo ? ts : lo);
 	}
 }
 
-size_t stats_bins_used(const struct stats_proc *p)
+size_t bins_used(int64_t origin, int64_t width, int64_t hi)
 {
-	int64_t n, span;
+	__int128 span = (__int128)hi - origin, n;
 
-	if (!p->bins_set || !p->have_hi || p->width <= 0)
+	if (width <= 0 || span <= 0)
 		return 0;
-	span = stats_span(p->origin, p->hi);
-	n = span / p->width + (span % p->width != 0);
-	return n < 0 ? 0 : n > STATS_BINS ? STATS_BINS : (size_t)n;
+	n = span / width + (span % width != 0);
+	return n > STATS_BINS ? STATS_BINS : (size_t)n;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What the parts of the statistics tell each other (stats.c takes the records in; hist.c,
- * functions.c, bins.c, handoff.c and longest.c count them). Not for the renderers: they read
- * stats.h.
+ * functions.c, handoff.c and longest.c count them; bins.c, below them all, knows no statistics).
+ * Not for the renderers: they read stats.h.
  */
 #ifndef GIL_STATS_PRIV_H
 #define GIL_STATS_PRIV_H
@@ -21,11 +21,6 @@ int stats_hist_add(struct stats_hist *h, uint64_t v);
 uint32_t stats_fn_of(const struct stats *s, uint32_t id);
 /* functions.c: count @ns for function @g (global index + 1) in @t's few slots. */
 void stats_thread_fn_add(struct stats_thread *t, uint32_t g, uint64_t ns);
-
-/* bins.c: double @p's bin width until @end fits. */
-void stats_bins_fit(struct stats_proc *p, int64_t end);
-/* bins.c: spread [@ts, @ts + @dur) over the bins @v of @p. */
-void stats_bins_add(const struct stats_proc *p, int64_t *v, int64_t ts, int64_t dur);
 
 /* handoff.c: a hold, kept for the waits that end after it. -1 on ENOMEM. */
 int stats_ring_push(struct stats *s, struct stats_proc *p, const struct stats_hold *h);

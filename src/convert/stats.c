@@ -22,6 +22,31 @@ const char *stats_reason_name(int reason)
 	       reason == GIL_REASON_FORCED ? "forced" : NULL;
 }
 
+/* ---- time bins (bins.c) ---- */
+
+/* Double @p's bin width, in its process bins and its threads', until @end fits. */
+static void fit_bins(struct stats_proc *p, int64_t end)
+{
+	size_t i;
+
+	while (bins_too_narrow(p->origin, p->width, end)) {
+		bins_halve(p->util);
+		bins_halve(p->waiters);
+		for (i = 0; i < p->nr_threads; i++) {
+			if (p->threads[i].bins) {
+				bins_halve(p->threads[i].bins);
+				bins_halve(p->threads[i].bins + STATS_BINS);
+			}
+		}
+		p->width *= 2;
+	}
+}
+
+size_t stats_bins_used(const struct stats_proc *p)
+{
+	return p->bins_set && p->have_hi ? bins_used(p->origin, p->width, p->hi) : 0;
+}
+
 /* ---- processes and threads ---- */
 
 struct stats *stats_alloc(int64_t window_ns)
@@ -230,7 +255,7 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 		p->width = 1000000;
 		p->bins_set = true;
 	}
-	stats_bins_fit(p, end);
+	fit_bins(p, end);
 	t->ns[kind] += (uint64_t)dur;
 	t->count[kind]++;
 	p->ns[kind] += (uint64_t)dur;
@@ -244,9 +269,9 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	case GIL_KIND_TAKE:
 		if (stats_hist_add(&t->wait, (uint64_t)dur) < 0 || stats_hist_add(&p->wait, (uint64_t)dur) < 0)
 			return -1;
-		stats_bins_add(p, p->waiters, ts, dur);
+		bins_add(p->origin, p->width, p->waiters, ts, dur);
 		if (t->bins)
-			stats_bins_add(p, t->bins, ts, dur);
+			bins_add(p->origin, p->width, t->bins, ts, dur);
 		if (g) {
 			s->fns[g - 1].waits++;
 			s->fns[g - 1].wait_ns += (uint64_t)dur;
@@ -255,9 +280,9 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	case GIL_KIND_HOLD:
 		if (stats_hist_add(&t->hold, (uint64_t)dur) < 0 || stats_hist_add(&p->hold, (uint64_t)dur) < 0)
 			return -1;
-		stats_bins_add(p, p->util, ts, dur);
+		bins_add(p->origin, p->width, p->util, ts, dur);
 		if (t->bins)
-			stats_bins_add(p, t->bins + STATS_BINS, ts, dur);
+			bins_add(p->origin, p->width, t->bins + STATS_BINS, ts, dur);
 		t->held_by_reason[r] += (uint64_t)dur;
 		if (g) {
 			s->fns[g - 1].holds++;

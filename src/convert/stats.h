@@ -9,8 +9,8 @@
  *  - Python functions by held time, by others' waiting while they held, by releases;
  *  - the longest holds, with their time on the trace's axis.
  * Lifecycle: alloc -> (begin -> thread/function_def/interval/exit... -> end)... -> json / text /
- * svg -> free. stats.c takes the records in, hist.c, functions.c, bins.c, handoff.c and
- * longest.c count them (stats-priv.h); the reports read this struct only: stats-json.c (JSON),
+ * svg -> free. stats.c takes the records in, hist.c, functions.c, handoff.c and longest.c count
+ * them (stats-priv.h), bins.c spreads times over bins (bins.h); the reports read this struct only: stats-json.c (JSON),
  * summary.c (text), svg.c (picture), report.c (where they go).
  */
 #ifndef GIL_STATS_H
@@ -22,8 +22,9 @@
 
 #include <json-c/json.h>
 
+#include "bins.h"
 #include "clockmap.h"
-#include "convert.h"
+#include "conv.h"
 #include "inputs.h"
 #include "common/tidindex.h"
 #include "format/fntab.h"
@@ -145,7 +146,6 @@ struct stats_handoff *stats_handoffs_sorted(const struct stats_proc *p);
 /* ---- what the renderers read (stats.c fills it) ---- */
 
 #define STATS_HBUCKETS 496 /* log histogram: 16 exact, then 8 per octave up to 2^64 */
-#define STATS_BINS 200 /* time bins per process */
 #define STATS_BIN_THREADS 128 /* threads of a process that get their own time bins */
 #define STATS_MAX_THREADS 4096 /* threads of a process with their own row; others folded */
 #define STATS_TOP 20 /* entries in the top lists */
