@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "convert.h"
+#include "conv.h"
 
 extern const struct conv_backend_ops conv_chrome_ops;
 

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "convert.h"
+#include "conv.h"
 #include "giltrace.h"
 #include "merge.h"
 #include "outfile.h"

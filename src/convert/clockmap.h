@@ -8,7 +8,7 @@
 
 #include <json-c/json.h>
 
-#include "convert.h"
+#include "conv.h"
 
 struct clockmap {
 	bool identity; /* times are already on the output clock (sysTrace files) */

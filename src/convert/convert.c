@@ -9,7 +9,6 @@
 #endif
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,19 +30,6 @@ static const char *const clock_names[] = { "realtime", "monotonic", "monotonic_r
 
 /* Times beyond 2^62 ns (146 years) are damage, not data: mapping them could overflow. */
 #define TIME_MAX ((uint64_t)1 << 62)
-
-void conv_warn(const struct conv_options *opt, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!opt->warn)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	opt->warn(opt->warn_ctx, msg);
-}
 
 /* The state of one conversion. */
 struct conv {

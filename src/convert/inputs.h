@@ -10,7 +10,7 @@
 
 #include <json-c/json.h>
 
-#include "convert.h"
+#include "conv.h"
 #include "format/rawfile.h"
 
 struct conv_input {

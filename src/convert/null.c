@@ -4,7 +4,7 @@
 #include "config.h"
 #endif
 
-#include "convert.h"
+#include "conv.h"
 
 static int null_header(struct conv_out *o)
 {

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "convert.h"
+#include "conv.h"
 
 typedef int (*timeline_emit_fn)(void *ctx, const struct conv_event *ev);
 
