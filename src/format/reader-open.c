@@ -49,6 +49,24 @@ static bool is_magic_prefix(struct gil_reader *r)
 	return true;
 }
 
+/*
+ * The top-level object's next character, which must be @want: 1 when it is (left unread); 0 or
+ * -1 as reader_peek_head() when the file ends or fails; -2 with *@why when it is not: @why_not,
+ * or, at the object's end, that it has no "records".
+ */
+static int object_next(struct gil_reader *r, char want, const char *why_not, const char **why)
+{
+	char c;
+	int ret = reader_peek_head(r, &c);
+
+	if (ret <= 0)
+		return ret;
+	if (c == want)
+		return 1;
+	*why = c == '}' ? "not a recording: a JSON object without \"records\"" : why_not;
+	return -2;
+}
+
 /* `{"format":"giltrace","version":1,"records":[`, in any spacing and key order. */
 static int open_giltrace(struct gil_reader *r)
 {
@@ -61,15 +79,11 @@ static int open_giltrace(struct gil_reader *r)
 	r->sc.pos++; /* '{' */
 	r->fmt = GIL_INPUT_GILTRACE;
 	for (;;) {
-		ret = reader_peek_head(r, &c);
+		ret = object_next(r, '"', "not JSON: expected a key in the top-level object", &why);
+		if (ret == -2)
+			goto bad;
 		if (ret <= 0)
 			goto ended;
-		why = "not a recording: a JSON object without \"records\"";
-		if (c == '}')
-			goto bad;
-		why = "not JSON: expected a key in the top-level object";
-		if (c != '"')
-			goto bad;
 		ret = reader_parse_value(r, &key);
 		if (ret <= 0)
 			goto ended;
@@ -105,15 +119,11 @@ static int open_giltrace(struct gil_reader *r)
 		json_object_put(key);
 		json_object_put(val);
 		key = val = NULL;
-		ret = reader_peek_head(r, &c);
+		ret = object_next(r, ',', "not JSON: expected ',' in the top-level object", &why);
+		if (ret == -2)
+			goto bad;
 		if (ret <= 0)
 			goto ended;
-		why = "not a recording: a JSON object without \"records\"";
-		if (c == '}')
-			goto bad;
-		why = "not JSON: expected ',' in the top-level object";
-		if (c != ',')
-			goto bad;
 		r->sc.pos++;
 	}
 	why = "unknown format: a JSON object without \"format\":\"giltrace\"";

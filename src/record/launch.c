@@ -215,6 +215,19 @@ static void release(struct gil_launch *l, pid_t pid, int sig)
 	drop_traced(l, pid);
 }
 
+/*
+ * Try to attach the recorder to @pid (ops->attach): 1 when attached, and then no longer traced
+ * (released here); 0 when not yet (its libpython is not mapped); -1 on error.
+ */
+static int attach_now(struct gil_launch *l, const struct gil_launch_ops *ops, void *ctx, pid_t pid)
+{
+	int r = ops->attach(ctx, pid);
+
+	if (r > 0)
+		release(l, pid, 0);
+	return r;
+}
+
 int gil_launch_step(struct gil_launch *l, const struct gil_launch_ops *ops, void *ctx, char *err,
 		    size_t errlen)
 {
@@ -257,13 +270,11 @@ int gil_launch_step(struct gil_launch *l, const struct gil_launch_ops *ops, void
 		if (event == PTRACE_EVENT_EXEC) {
 			switch (ops->classify(ctx, pid)) {
 			case GIL_EXEC_PYTHON_NOW:
-				r = ops->attach(ctx, pid);
+				r = attach_now(l, ops, ctx, pid);
 				if (r < 0)
 					return -1;
-				if (r > 0) {
-					release(l, pid, 0);
+				if (r > 0)
 					continue;
-				}
 				l->loading[i] = true;
 				break;
 			case GIL_EXEC_PYTHON_LOADING:
@@ -280,13 +291,11 @@ int gil_launch_step(struct gil_launch *l, const struct gil_launch_ops *ops, void
 			/* a system call stop while ld.so maps the libraries */
 			sig = 0;
 			if (l->loading[i]) {
-				r = ops->attach(ctx, pid);
+				r = attach_now(l, ops, ctx, pid);
 				if (r < 0)
 					return -1;
-				if (r > 0) {
-					release(l, pid, 0);
+				if (r > 0)
 					continue;
-				}
 			}
 		}
 		ptrace(l->loading[i] ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL, (void *)(long)sig);
