@@ -111,8 +111,12 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		/* struct { header; u32 pid, ppid, tid, ptid; u64 time }: read the new thread's name
 		 * now, while it surely exists. */
 		u = (const uint32_t *)(h + 1);
-		if (u[0] != u[1] && rec_target_of(rec, (pid_t)u[1])) {
-			/* a new process, not a thread: remember whose child it is */
+		/* A new process, not a thread: remember whose child it is. Its parent may not be a
+		 * target yet: a forkserver, exec'd by a target, forks workers before its own first
+		 * events (queued, in time order) have made it one; its workers are adopted when
+		 * their first events come, after their parent's. File-wide events see every fork
+		 * on the host: there only a known target's children are noted. */
+		if (u[0] != u[1] && (!rec_file_wide(rec) || rec_target_of(rec, (pid_t)u[1]))) {
 			rec->forks[rec->next_fork].pid = (pid_t)u[0];
 			rec->forks[rec->next_fork].parent = (pid_t)u[1];
 			rec->forks[rec->next_fork].ts = *(const uint64_t *)(u + 4);
@@ -215,9 +219,9 @@ werr:
 int rec_report_pending_lost(struct gil_recorder *rec, uint64_t ts)
 {
 	int ncpu = gil_rings_nr_cpus(rec->rings), c;
-	uint64_t *k, v;
+	uint64_t *k;
 	struct gil_qent e;
-	size_t i, j;
+	size_t i;
 	int ret = 0;
 
 	k = calloc((size_t)ncpu, sizeof(*k));
@@ -225,13 +229,11 @@ int rec_report_pending_lost(struct gil_recorder *rec, uint64_t ts)
 		return 0;
 	memcpy(k, rec->klost_closed, (size_t)ncpu * sizeof(*k));
 	for (i = 0; i < rec->nr_objects; i++)
-		for (j = 0; j < rec->objects[i].nr_fds; j++)
-			if (gil_rings_read_lost(rec->rings, rec->objects[i].fds[j], &v) == 0)
-				k[rec->objects[i].fd_cpu[j]] += v;
-	for (i = 0; i < rec->nr_targets; i++)
-		for (j = 0; j < rec->targets[i]->nr_fds; j++)
-			if (gil_rings_read_lost(rec->rings, rec->targets[i]->fds[j], &v) == 0)
-				k[rec->targets[i]->fd_cpu[j]] += v;
+		rec_fdset_lost(rec, &rec->objects[i].fds, k);
+	for (i = 0; i < rec->nr_targets; i++) {
+		rec_fdset_lost(rec, &rec->targets[i]->fds, k);
+		rec_fdset_lost(rec, &rec->targets[i]->exec_fds, k);
+	}
 	for (c = 0; c < ncpu && ret == 0; c++) {
 		if (k[c] <= rec->lost_per_cpu[c])
 			continue;

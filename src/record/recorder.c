@@ -169,7 +169,7 @@ fail:
 
 int gil_recorder_start(struct gil_recorder *rec)
 {
-	size_t i, k;
+	size_t i;
 
 	if (rec->state != R_SETUP) {
 		rec_set_err(rec, "recorder not set up");
@@ -186,8 +186,7 @@ int gil_recorder_start(struct gil_recorder *rec)
 	for (i = 0; i < rec->nr_targets; i++) {
 		if (rec_start_target(rec, rec->targets[i]) < 0)
 			return -1;
-		for (k = 0; k < rec->targets[i]->nr_fds; k++)
-			ioctl(rec->targets[i]->fds[k], PERF_EVENT_IOC_ENABLE, 0);
+		rec_fdset_ioctl(&rec->targets[i]->fds, PERF_EVENT_IOC_ENABLE);
 	}
 	rec->state = R_STARTED;
 	if (rec_modes[rec->mode].start && rec_modes[rec->mode].start(rec) < 0)
@@ -338,14 +337,15 @@ fail:
 
 int gil_recorder_stop(struct gil_recorder *rec)
 {
-	size_t i, k;
+	size_t i;
 
 	if (rec->state != R_STARTED)
 		return 0;
 	rec_objects_ioctl(rec, PERF_EVENT_IOC_DISABLE);
-	for (i = 0; i < rec->nr_targets; i++)
-		for (k = 0; k < rec->targets[i]->nr_fds; k++)
-			ioctl(rec->targets[i]->fds[k], PERF_EVENT_IOC_DISABLE, 0);
+	for (i = 0; i < rec->nr_targets; i++) {
+		rec_fdset_ioctl(&rec->targets[i]->fds, PERF_EVENT_IOC_DISABLE);
+		rec_fdset_ioctl(&rec->targets[i]->exec_fds, PERF_EVENT_IOC_DISABLE);
+	}
 	rec->end_ns = gil_clock_now();
 	rec->state = R_STOPPED;
 	return 0;

@@ -87,9 +87,15 @@ static int map_ring(struct gil_rings *rs, struct ring *r, int fd)
 	return 0;
 }
 
-int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds, char *err,
+bool gil_rings_follow_exec(const struct gil_rings *rs)
+{
+	return rs->no_remove_on_exec;
+}
+
+int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, unsigned flags, int *fds, char *err,
 		   size_t errlen)
 {
+	bool task = flags & GIL_RING_TASK, after_exec = flags & GIL_RING_AFTER_EXEC;
 	struct perf_event_attr attr;
 	int cpu, fd, n = 0, saved;
 	const char *what = "open";
@@ -112,11 +118,23 @@ int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds,
 	/* The events' own lost count: it also holds losses the ring had no room to report. */
 	attr.read_format = rs->no_lost_format ? 0 : PERF_FORMAT_LOST;
 	/*
-	 * A task that execs leaves its events behind (Linux 5.13+): the probes were proven on the
-	 * file it ran, and its next image is not that file (a setuid program must not inherit
-	 * them). Older kernels keep the events; the probes are still pinned to the inode read.
+	 * A task that execs leaves its events behind (Linux 5.13+), and the GIL_RING_AFTER_EXEC
+	 * ones take over from there. Older kernels keep the events. Either way the probes are
+	 * pinned to the inode read: a new image is recorded only where it maps that very file,
+	 * at the places proven in it, and nothing of any other program is probed.
 	 */
 	attr.remove_on_exec = !rs->no_remove_on_exec;
+	if (after_exec) {
+		if (rs->no_remove_on_exec || tid == -1) {
+			gil_err(err, errlen, "no events for after exec: %s",
+				tid == -1 ? "file-wide events see every image" :
+					    "this kernel keeps events across exec");
+			errno = EOPNOTSUPP;
+			return -1;
+		}
+		attr.enable_on_exec = 1;
+		attr.remove_on_exec = 0;
+	}
 	if (tid == -1) {
 		/* every process on the CPU (all-process mode, the probes' file filters them) */
 		attr.inherit = 0;
@@ -125,7 +143,7 @@ int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds,
 
 	for (cpu = 0; cpu < rs->nr_cpus; cpu++) {
 		fd = (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0 && errno == EINVAL && attr.remove_on_exec && tid != -1) {
+		if (fd < 0 && errno == EINVAL && attr.remove_on_exec && tid != -1 && !after_exec) {
 			rs->no_remove_on_exec = true;
 			attr.remove_on_exec = 0;
 			fd = (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1,

@@ -22,14 +22,33 @@ typedef int (*gil_ring_fn)(void *ctx, int cpu, const struct perf_event_header *r
 /** gil_rings_alloc - rings of @pages data pages (power of two) per CPU; nothing opened yet. */
 struct gil_rings *gil_rings_alloc(size_t pages);
 
+/* What gil_rings_open() opens, besides the tracepoint's samples. */
+enum gil_ring_flags {
+	GIL_RING_TASK = 1 << 0, /* fork, exit and comm records too (once per task is enough) */
+	/*
+	 * Events that stay disabled until their task execs, then record its new image
+	 * (enable_on_exec), kept across exec; the default ones leave a task at exec
+	 * (remove_on_exec). Refused (-1, EOPNOTSUPP) where the kernel keeps every event across
+	 * exec (before 5.13: gil_rings_follow_exec()).
+	 */
+	GIL_RING_AFTER_EXEC = 1 << 1,
+};
+
 /**
  * gil_rings_open - open tracepoint @id for task @tid on every CPU (disabled, inherited by
- * threads created later, timestamps on the recording clock). @task also asks for fork, exit and
- * comm records (once per task is enough). Writes nr_cpus fds into @fds (caller closes them).
- * Returns the number of fds, or -1 with a reason in @err.
+ * threads and processes created later, timestamps on the recording clock), as @flags (enum
+ * gil_ring_flags) say. Writes nr_cpus fds into @fds (caller closes them). Returns the number
+ * of fds, or -1 with a reason in @err.
  */
-int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, bool task, int *fds, char *err,
+int gil_rings_open(struct gil_rings *rs, int id, pid_t tid, unsigned flags, int *fds, char *err,
 		   size_t errlen);
+
+/**
+ * gil_rings_follow_exec - whether a task's default events follow it through exec (kernels
+ * before 5.13, known after the first gil_rings_open() of a task): then no GIL_RING_AFTER_EXEC
+ * events are needed, nor opened.
+ */
+bool gil_rings_follow_exec(const struct gil_rings *rs);
 
 int gil_rings_nr_cpus(const struct gil_rings *rs);
 

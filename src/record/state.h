@@ -49,6 +49,13 @@ enum rec_mode {
 	REC_MODE_NR,
 };
 
+/* Perf event fds, with the CPU of each. */
+struct fdset {
+	int *fd;
+	int *cpu;
+	size_t nr, cap;
+};
+
 struct object {
 	uint64_t dev, ino;
 	char *path; /* as the process maps it */
@@ -68,9 +75,7 @@ struct object {
 	 * opened when the first process of the file is found. A process then starts to be
 	 * recorded at its first GIL event, and letting it go closes nothing (rec_file_wide).
 	 */
-	int *fds;
-	int *fd_cpu;
-	size_t nr_fds, cap_fds;
+	struct fdset fds;
 	uint64_t live_since; /* when they were enabled */
 };
 
@@ -87,9 +92,15 @@ struct target {
 	char comm[17];
 	int obj; /* index into rec->objects */
 	int pidfd;
-	int *fds;
-	int *fd_cpu; /* the CPU of each fd */
-	size_t nr_fds, cap_fds;
+	struct fdset fds; /* its events, on each thread */
+	/*
+	 * The same events again, disabled until a thread execs (enable_on_exec) and kept across
+	 * exec: the normal ones leave a task at exec (remove_on_exec), these then record its new
+	 * image, from its first instruction, where it maps the same proven file (multiprocessing's
+	 * spawn and forkserver, subprocess of sys.executable), and are inherited by its forks.
+	 * Empty where the kernel keeps events across exec anyway (no remove_on_exec).
+	 */
+	struct fdset exec_fds;
 	struct guard {
 		pid_t tid;
 		int fd;
@@ -144,10 +155,11 @@ struct gil_recorder {
 	const char *reason;
 	struct gil_process_stats *stats;
 	size_t last_target;
-	struct {
+	struct fork_note {
 		pid_t pid, parent;
 		uint64_t ts; /* the fork's time: where the child's recording starts */
-	} forks[256]; /* recent processes forked by targets, not yet seen running Python */
+	} forks[256]; /* recent processes forked by targets and their descendants (all-process
+		       * mode: by targets only), not yet seen running Python */
 	size_t next_fork;
 	struct gil_fntab *fntab; /* functions named by the probes' fetchargs, over all targets */
 	struct gil_coderead *coderead; /* --attribution=fast: code objects named from memory */

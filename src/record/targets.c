@@ -37,25 +37,51 @@ struct target *rec_target_of(struct gil_recorder *rec, pid_t pid)
 	return NULL;
 }
 
-/* Append @fd (on @cpu) to a target's or an object's fds. */
-static int fds_add(int **fds, int **fd_cpu, size_t *nr, size_t *capp, int fd, int cpu)
+/* Append @fd (on @cpu) to @s. */
+static int fdset_add(struct fdset *s, int fd, int cpu)
 {
-	size_t cap = *capp; /* one capacity for the two arrays */
+	size_t cap = s->cap; /* one capacity for the two arrays */
 
-	if (gil_grow(fds, &cap, *nr + 1, sizeof(**fds)) < 0)
+	if (gil_grow(&s->fd, &cap, s->nr + 1, sizeof(*s->fd)) < 0)
 		return -1;
-	cap = *capp;
-	if (gil_grow(fd_cpu, &cap, *nr + 1, sizeof(**fd_cpu)) < 0)
+	cap = s->cap;
+	if (gil_grow(&s->cpu, &cap, s->nr + 1, sizeof(*s->cpu)) < 0)
 		return -1;
-	*capp = cap;
-	(*fd_cpu)[*nr] = cpu;
-	(*fds)[(*nr)++] = fd;
+	s->cap = cap;
+	s->cpu[s->nr] = cpu;
+	s->fd[s->nr++] = fd;
 	return 0;
 }
 
-static int add_fd(struct target *t, int fd, int cpu)
+void rec_fdset_ioctl(const struct fdset *s, unsigned long request)
 {
-	return fds_add(&t->fds, &t->fd_cpu, &t->nr_fds, &t->cap_fds, fd, cpu);
+	size_t k;
+
+	for (k = 0; k < s->nr; k++)
+		ioctl(s->fd[k], request, 0);
+}
+
+void rec_fdset_lost(const struct gil_recorder *rec, const struct fdset *s, uint64_t *per_cpu)
+{
+	uint64_t v;
+	size_t k;
+
+	for (k = 0; rec->rings && k < s->nr; k++)
+		if (gil_rings_read_lost(rec->rings, s->fd[k], &v) == 0)
+			per_cpu[s->cpu[k]] += v;
+}
+
+/* Close @s's fds, their events' lost counts kept (klost_closed), and empty it. */
+static void fdset_close(struct gil_recorder *rec, struct fdset *s)
+{
+	size_t k;
+
+	rec_fdset_lost(rec, s, rec->klost_closed);
+	for (k = 0; k < s->nr; k++)
+		close(s->fd[k]);
+	free(s->fd);
+	free(s->cpu);
+	memset(s, 0, sizeof(*s));
 }
 
 bool rec_file_wide(const struct gil_recorder *rec)
@@ -72,7 +98,7 @@ static int open_object_events(struct gil_recorder *rec, struct object *o, bool e
 {
 	int ncpu = gil_rings_nr_cpus(rec->rings), *fds, n, k, j;
 
-	if (o->nr_fds)
+	if (o->fds.nr)
 		return 0;
 	fds = malloc((size_t)ncpu * sizeof(*fds));
 	if (!fds) {
@@ -82,8 +108,8 @@ static int open_object_events(struct gil_recorder *rec, struct object *o, bool e
 	for (k = 0; k < o->nr_probes; k++) {
 		if (!rec->probes->v[o->first_probe + k].head)
 			continue; /* its event is its head's */
-		n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id, -1, k == 0,
-				   fds, rec->err, sizeof(rec->err));
+		n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id, -1,
+				   k == 0 ? GIL_RING_TASK : 0, fds, rec->err, sizeof(rec->err));
 		if (n < 0) {
 			free(fds);
 			return -1;
@@ -93,7 +119,7 @@ static int open_object_events(struct gil_recorder *rec, struct object *o, bool e
 				continue;
 			if (enable)
 				ioctl(fds[j], PERF_EVENT_IOC_ENABLE, 0);
-			if (fds_add(&o->fds, &o->fd_cpu, &o->nr_fds, &o->cap_fds, fds[j], j) < 0) {
+			if (fdset_add(&o->fds, fds[j], j) < 0) {
 				close(fds[j]);
 				free(fds);
 				rec_set_err(rec, "out of memory");
@@ -109,35 +135,21 @@ static int open_object_events(struct gil_recorder *rec, struct object *o, bool e
 
 void rec_objects_ioctl(struct gil_recorder *rec, unsigned long request)
 {
-	size_t i, k;
+	size_t i;
 
 	for (i = 0; i < rec->nr_objects; i++) {
-		for (k = 0; k < rec->objects[i].nr_fds; k++)
-			ioctl(rec->objects[i].fds[k], request, 0);
-		if (request == PERF_EVENT_IOC_ENABLE && rec->objects[i].nr_fds)
+		rec_fdset_ioctl(&rec->objects[i].fds, request);
+		if (request == PERF_EVENT_IOC_ENABLE && rec->objects[i].fds.nr)
 			rec->objects[i].live_since = rec->start_ns;
 	}
 }
 
 void rec_close_object_fds(struct gil_recorder *rec)
 {
-	struct object *o;
-	uint64_t lost;
-	size_t i, k;
+	size_t i;
 
-	for (i = 0; i < rec->nr_objects; i++) {
-		o = &rec->objects[i];
-		for (k = 0; k < o->nr_fds; k++) {
-			if (rec->rings && gil_rings_read_lost(rec->rings, o->fds[k], &lost) == 0)
-				rec->klost_closed[o->fd_cpu[k]] += lost;
-			close(o->fds[k]);
-		}
-		o->nr_fds = 0;
-		free(o->fds);
-		free(o->fd_cpu);
-		o->fds = o->fd_cpu = NULL;
-		o->cap_fds = 0;
-	}
+	for (i = 0; i < rec->nr_objects; i++)
+		fdset_close(rec, &rec->objects[i].fds);
 }
 
 /*
@@ -229,13 +241,50 @@ const char *rec_name_of(const struct target *t, int32_t tid)
 }
 
 /*
- * Open our events for every thread of @t not yet covered. Threads created later inherit them;
- * re-list until no new thread appears, so one created while we were opening is not missed.
+ * Open the events of @t's probes for thread @tid into @set (GIL_RING_TASK added to the first),
+ * each on every CPU (@fds: room for one per CPU), enabled if @enable. 0, 1 when the thread
+ * ended meanwhile, -1 with rec->err.
+ */
+static int open_thread_events(struct gil_recorder *rec, struct target *t, pid_t tid,
+			      unsigned flags, struct fdset *set, bool enable, int *fds)
+{
+	const struct object *o = &rec->objects[t->obj];
+	int n, k, j;
+
+	for (k = 0; k < o->nr_probes; k++) {
+		if (!rec->probes->v[o->first_probe + k].head)
+			continue;
+		n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id, tid,
+				   flags | (k == 0 ? GIL_RING_TASK : 0), fds, rec->err,
+				   sizeof(rec->err));
+		if (n < 0 && errno == ESRCH)
+			return 1;
+		if (n < 0)
+			return -1;
+		for (j = 0; j < n; j++) {
+			if (fds[j] < 0)
+				continue;
+			if (enable)
+				ioctl(fds[j], PERF_EVENT_IOC_ENABLE, 0);
+			if (fdset_add(set, fds[j], j) < 0) {
+				close(fds[j]);
+				rec_set_err(rec, "out of memory");
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Open our events for every thread of @t not yet covered: the events that record it, and
+ * those that record what it execs (struct target's exec_fds). Threads and processes created
+ * later inherit them; re-list until no new thread appears, so one created while we were
+ * opening is not missed.
  */
 static int open_target_events(struct gil_recorder *rec, struct target *t, bool enable)
 {
-	const struct object *o = &rec->objects[t->obj];
-	int ncpu = gil_rings_nr_cpus(rec->rings), *fds, n, k, j, round;
+	int ncpu = gil_rings_nr_cpus(rec->rings), *fds, round, r;
 	pid_t *tids = NULL, *nt;
 	char comm[17];
 	bool added;
@@ -257,28 +306,14 @@ static int open_target_events(struct gil_recorder *rec, struct target *t, bool e
 		for (i = 0; i < nr; i++) {
 			if (has_tid(t, tids[i]))
 				continue;
-			for (k = 0; k < o->nr_probes; k++) {
-				if (!rec->probes->v[o->first_probe + k].head)
-					continue;
-				n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id,
-						   tids[i], k == 0, fds, rec->err, sizeof(rec->err));
-				if (n < 0 && errno == ESRCH)
-					break; /* the thread ended meanwhile */
-				if (n < 0)
-					goto fail;
-				for (j = 0; j < n; j++) {
-					if (fds[j] < 0)
-						continue;
-					if (enable)
-						ioctl(fds[j], PERF_EVENT_IOC_ENABLE, 0);
-					if (add_fd(t, fds[j], j) < 0) {
-						close(fds[j]);
-						rec_set_err(rec, "out of memory");
-						goto fail;
-					}
-				}
-			}
-			if (k == o->nr_probes && rec_guard_thread(rec, t, tids[i]) < 0)
+			r = open_thread_events(rec, t, tids[i], 0, &t->fds, enable, fds);
+			/* never enabled by us: the kernel enables them at exec */
+			if (r == 0 && !gil_rings_follow_exec(rec->rings))
+				r = open_thread_events(rec, t, tids[i], GIL_RING_AFTER_EXEC,
+						       &t->exec_fds, false, fds);
+			if (r < 0)
+				goto fail;
+			if (r == 0 && rec_guard_thread(rec, t, tids[i]) < 0)
 				goto fail;
 			if (gil_proc_comm(t->pid, tids[i], comm, sizeof(comm)) == 0)
 				rec_remember_name(t, tids[i], comm);
@@ -449,22 +484,35 @@ int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live)
  * A process forked by a target inherited its events; it becomes a target of its own at its first
  * GIL event (a fork that only execs another program leaves no file).
  */
+/* The fork noted for @pid (intake.c), or NULL. */
+static struct fork_note *fork_of(struct gil_recorder *rec, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < GIL_ARRAY_SIZE(rec->forks); i++)
+		if (rec->forks[i].pid == pid)
+			return &rec->forks[i];
+	return NULL;
+}
+
 struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid, uint64_t ts)
 {
 	struct target *parent = NULL, *t;
-	uint64_t forked = 0;
-	size_t i;
+	struct fork_note *f = fork_of(rec, pid), *up = f;
+	uint64_t forked = f ? f->ts : 0;
+	int depth;
 
-	for (i = 0; i < GIL_ARRAY_SIZE(rec->forks); i++) {
-		if (rec->forks[i].pid == pid) {
-			parent = rec_target_of(rec, rec->forks[i].parent);
-			forked = rec->forks[i].ts;
-			rec->forks[i].pid = 0;
+	/* its parent, or the nearest ancestor that is a target: a shell or a launcher between
+	 * them runs no Python of ours and is never one */
+	for (depth = 0; up && depth < 8; depth++) {
+		parent = rec_target_of(rec, up->parent);
+		if (parent)
 			break;
-		}
+		up = fork_of(rec, up->parent);
 	}
 	if (!parent)
 		return NULL;
+	f->pid = 0;
 	t = new_target(rec, pid, parent->obj, parent);
 	if (!t)
 		return NULL;
@@ -499,8 +547,10 @@ void rec_free_target(struct target *t)
 	gil_rawfile_free(t->file);
 	gil_pairing_free(t->pairing);
 	gil_sinks_close(t->sinks);
-	free(t->fds);
-	free(t->fd_cpu);
+	free(t->fds.fd);
+	free(t->fds.cpu);
+	free(t->exec_fds.fd);
+	free(t->exec_fds.cpu);
 	free(t->guards);
 	free(t->tids);
 	free(t->cmdline);
@@ -592,15 +642,10 @@ int rec_scan_all(struct gil_recorder *rec, bool live)
 
 void rec_close_target_fds(struct gil_recorder *rec, struct target *t)
 {
-	uint64_t lost;
 	size_t k;
 
-	for (k = 0; k < t->nr_fds; k++) {
-		if (rec->rings && gil_rings_read_lost(rec->rings, t->fds[k], &lost) == 0)
-			rec->klost_closed[t->fd_cpu[k]] += lost;
-		close(t->fds[k]);
-	}
-	t->nr_fds = 0;
+	fdset_close(rec, &t->fds);
+	fdset_close(rec, &t->exec_fds);
 	for (k = 0; k < t->nr_guards; k++)
 		close(t->guards[k].fd);
 	t->nr_guards = 0;

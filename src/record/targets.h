@@ -32,6 +32,12 @@ struct target *rec_adopt_process(struct gil_recorder *rec, pid_t pid, int obj, u
 /** rec_object_events - set, enable or disable every object's file-wide events. */
 void rec_objects_ioctl(struct gil_recorder *rec, unsigned long request);
 
+/* rec_fdset_ioctl - the ioctl @request (enable, disable) on every event of @s. */
+void rec_fdset_ioctl(const struct fdset *s, unsigned long request);
+
+/* rec_fdset_lost - add the kernel's own lost counts of @s's events to @per_cpu. */
+void rec_fdset_lost(const struct gil_recorder *rec, const struct fdset *s, uint64_t *per_cpu);
+
 /** rec_close_object_fds - close the file-wide events of every object (their lost counts kept). */
 void rec_close_object_fds(struct gil_recorder *rec);
 

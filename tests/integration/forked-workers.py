@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Forked workers lose nothing (issue 21): a DataLoader forks its workers every epoch. 2 epochs
 of 4 workers, each making N ctypes calls (one release each), in --pid, launch and all-process
-mode: every worker has its own file with its N releases and no loss, said on screen too.
+mode: every worker has its own file with its N releases and no loss, said on screen too. The
+same with workers started by exec (multiprocessing's spawn and forkserver) in --pid and launch
+mode.
 
 What lost them: the workers' perf contexts were clones of their parent's, and the kernel swaps
 clones between tasks at a context switch; a worker that exited then closed events whose target
@@ -29,7 +31,16 @@ def workers_of(done):
     return {int(p): int(c) for p, c in (w.split(":") for w in done)}
 
 
-def check_workers(mode, workers, outdir, err):
+def in_calls(records, pid):
+    """The releases of @pid's main thread made in the workload's calls()."""
+    fns = {r["fn"]["id"]: r["fn"]["name"] for r in records if isinstance(r, dict) and "fn" in r}
+    return [iv for iv in intervals(records, pid, 2) if len(iv) > 5 and fns.get(iv[5]) == "calls"]
+
+
+def check_workers(mode, workers, outdir, err, execd=False):
+    """Every worker recorded with its N calls' releases: all its releases when it was forked,
+    those made in calls() when it was exec'd (a new interpreter's start releases too, the same
+    number in each)."""
     check(len(workers) == EPOCHS * WORKERS, "%s: %d workers reported" % (mode, len(workers)))
     counts = {}
     for pid, calls in sorted(workers.items()):
@@ -39,7 +50,10 @@ def check_workers(mode, workers, outdir, err):
         header, records, footer = read_recording(os.path.join(outdir, files[0]))
         check(footer is not None, "%s: worker %d's file has no footer" % (mode, pid))
         check(footer["lost"] == 0, "%s: worker %d lost %d events" % (mode, pid, footer["lost"]))
-        counts[pid] = len(intervals(records, pid, 2))
+        counts[pid] = len(in_calls(records, pid) if execd else intervals(records, pid, 2))
+        if execd:
+            check(len(intervals(records, pid, 2)) > counts[pid], "%s: worker %d: no releases "
+                  "of its interpreter's start: not recorded from its start" % (mode, pid))
     short = {p: c for p, c in counts.items() if not workers[p] <= c <= workers[p] + 12}
     check(not short, "%s: workers with releases not N=%d..N+12: %s (all: %s)"
           % (mode, N, short, sorted(counts.values())))
@@ -59,12 +73,12 @@ def by_pid(python, *extra):
     return workers, rec.outdir, rec.err
 
 
-def launched(python):
+def launched(python, *extra):
     outdir = tempfile.mkdtemp(prefix="gilforks-")
     report = os.path.join(outdir, "report.txt")
     p = subprocess.run([GIL_RECORD, "--output-dir", outdir, "--", python,
                         os.path.join(WORKLOADS, "forked_workers.py"), str(N), str(EPOCHS),
-                        str(WORKERS), "--now", "--report", report],
+                        str(WORKERS), "--now", "--report", report] + list(extra),
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                        timeout=HANG_S)
     check(p.returncode == 0, "launch: gil-record exited %d: %s" % (p.returncode, p.stderr))
@@ -92,6 +106,16 @@ for mode, run in (("--pid", by_pid), ("launch", launched), ("all-process", all_p
     workers, outdir, err = run(exe)
     check_workers("%s %s" % (label, mode), workers, outdir, err)
     check_no_probes()
+
+# Workers started by exec (multiprocessing's spawn and forkserver): new interpreters of the same
+# file, children (forkserver: grandchildren) of the recorded process; and the same file run by a
+# shell that forks it and is never a target itself. --pid and launch mode follow them (README,
+# "Which processes are recorded").
+for start in ("spawn", "forkserver", "shell"):
+    for mode, run in (("--pid", by_pid), ("launch", launched)):
+        workers, outdir, err = run(exe, "--start", start)
+        check_workers("%s %s %s" % (label, start, mode), workers, outdir, err, execd=True)
+        check_no_probes()
 
 torch_python = "/usr/bin/python3"
 if subprocess.run([torch_python, "-c", "import torch.utils.data"],

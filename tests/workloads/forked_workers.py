@@ -2,10 +2,15 @@
 EPOCHS times, WORKERS processes forked at once, each making N ctypes calls in its main thread
 (each releases and retakes the GIL exactly once), then joined.
 
-Usage: forked_workers.py N EPOCHS WORKERS [--report PATH] [--now] [--torch]
+Usage: forked_workers.py N EPOCHS WORKERS [--report PATH] [--now] [--torch] [--start METHOD]
   --report PATH  also writes the 'done' line to PATH (launch mode, where stdout is not ours)
   --now          starts at once instead of waiting for a line, and exits when done
   --torch        the workers are a real torch.utils.data.DataLoader's (python3-torch)
+  --start METHOD multiprocessing's start method: fork (default), spawn or forkserver (the
+                 workers are then new interpreters, exec'd, that import this file); or shell:
+                 each worker is this file run by `sh -c '...; :'` (a shell that forks it and
+                 runs no Python itself), as --worker
+  --worker       makes the N calls, prints its pid and exits (--start shell's workers)
 Protocol: prints 'ready <pid>', waits for a line, runs the epochs, prints
 'done <pid>:<calls> ...' (one per worker; a worker's main thread is its pid), waits for stdin
 to close, exits. Runs on Python 3.6 and later.
@@ -17,11 +22,15 @@ import sys
 
 libc = ctypes.CDLL(None)
 getppid = libc.getppid
-args = [a for a in sys.argv[1:] if not a.startswith("--")]
+
+
+def option(name, default=None):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+report, start = option("--report"), option("--start", "fork")
+args = [a for a in sys.argv[1:] if not a.startswith("--") and a not in (report, start)]
 n, epochs, workers = (int(a) for a in args[:3])
-report = sys.argv[sys.argv.index("--report") + 1] if "--report" in sys.argv else None
-if report in args:
-    args.remove(report)
 now = "--now" in sys.argv
 
 
@@ -31,17 +40,32 @@ def calls(_=None):
     return os.getpid()
 
 
+def put_calls(q):
+    q.put(calls())
+
+
 def with_multiprocessing():
-    ctx = multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context(start)
     done = []
     for _ in range(epochs):
         q = ctx.SimpleQueue()
-        ps = [ctx.Process(target=lambda: q.put(calls())) for _ in range(workers)]
+        ps = [ctx.Process(target=put_calls, args=(q,)) for _ in range(workers)]
         for p in ps:
             p.start()
         for p in ps:
             p.join()
         done += [q.get() for _ in ps]
+    return done
+
+
+def with_shell():
+    import subprocess
+    done = []
+    for _ in range(epochs):
+        ps = [subprocess.Popen(["/bin/sh", "-c", '"$0" "$1" "$2" 1 1 --worker; :',
+                                sys.executable, os.path.abspath(__file__), str(n)],
+                               stdout=subprocess.PIPE, text=True) for _ in range(workers)]
+        done += [int(p.communicate()[0]) for p in ps]
     return done
 
 
@@ -64,16 +88,20 @@ def with_torch():
     return done
 
 
-sys.stdout.write("ready %d\n" % os.getpid())
-sys.stdout.flush()
-if not now:
-    sys.stdin.readline()
-pids = with_torch() if "--torch" in sys.argv else with_multiprocessing()
-line = "done " + " ".join("%d:%d" % (p, n) for p in pids) + "\n"
-if report:
-    with open(report, "w") as f:
-        f.write(line)
-sys.stdout.write(line)
-sys.stdout.flush()
-if not now:
-    sys.stdin.read()
+if __name__ == "__main__" and "--worker" in sys.argv:
+    print(calls())
+elif __name__ == "__main__":  # a spawned worker imports this file
+    sys.stdout.write("ready %d\n" % os.getpid())
+    sys.stdout.flush()
+    if not now:
+        sys.stdin.readline()
+    pids = (with_torch() if "--torch" in sys.argv else
+            with_shell() if start == "shell" else with_multiprocessing())
+    line = "done " + " ".join("%d:%d" % (p, n) for p in pids) + "\n"
+    if report:
+        with open(report, "w") as f:
+            f.write(line)
+    sys.stdout.write(line)
+    sys.stdout.flush()
+    if not now:
+        sys.stdin.read()
