@@ -158,11 +158,11 @@ if [ "$extra" = 1 ]; then
 
 	# The suite built with ASan + UBSan, on the tests whose code the others do not reach twice:
 	# left out are the sweeps that run the same recorder over every interpreter (their parsing
-	# runs under ASan in the unit tests test-symbols and test-attrib; the sweeps that stay go
-	# through a third of the interpreters, giltest.sweep), the benchmark smoke run, the fuzz
-	# test, which is built with the sanitizers already, and the two converter runs that repeat
-	# one parse many times: truncated.py (a file cut at every byte: the reader's cuts, which the
-	# sanitized fuzz-smoke drives) and scale.py (golden's code on a large input).
+	# runs under ASan in the unit tests test-symbols, test-sites and test-attrib; the sweeps
+	# that stay go through a third of the interpreters, giltest.sweep), the benchmark smoke run,
+	# the fuzz test, which is built with the sanitizers already, and the two converter runs
+	# that repeat one parse many times: truncated.py (a file cut at every byte: the reader's
+	# cuts, which the sanitized fuzz-smoke drives) and scale.py (golden's code on a large input).
 	wait "$san_job" || true
 	if [ -f "$out/asan-build.ok" ]; then
 		san_tests=$(cd "$san" && make -s print-tests | tr ' ' '\n' | grep -v \

@@ -3,7 +3,7 @@
 """Debug files a target names (doc/guarantees.md). A Python of nobody's loads a stripped
 library of its own whose .gnu_debuglink names a file the user replaced: a FIFO (opened, it
 blocks root's setup for good: --duration is never reached) and a link to a device node (a name
-with '../' is refused by tests/unit/test-symbols.c). The Python must be recorded and the
+with '../' is refused by tests/unit/test-debugfile.c). The Python must be recorded and the
 recorder must end as a clean recording does (64daf00 waits on the FIFO for good)."""
 import os
 import shutil

@@ -5,7 +5,7 @@
    its own recording with N releases and N takes.
 2. Python 2.7 and a process that is no Python: gil-record says why in one line, exits 1, and
    leaves no probe and no file behind.
-(Free-threaded builds and PyPy are not installed here; tests/unit/test-symbols checks how
+(Free-threaded builds and PyPy are not installed here; tests/unit/test-sites checks how
 their files are told apart.)"""
 import os
 import subprocess
