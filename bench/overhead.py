@@ -2,6 +2,7 @@
 """Benchmark 1: what tracing costs the traced program, against the kernel's floor.
 
 Usage: overhead.py [--quick] [--reps N] [--seconds S] [--threads T] [--python PY] [--light]
+                   [--baseline BUILDDIR]
 
 Two workloads on a real interpreter (default pyenv 3.12.1):
   release     T threads of os.read(fd, 1) on /dev/zero: each call drops and retakes the GIL
@@ -19,6 +20,8 @@ run's rate and of its ratio to the untraced run of the same rep (the VM drifts; 
 measured together do not). Cost per GIL event = added wall time per operation / probe hits per
 operation. The probes live in groups of our own, gilbench_<pid>_<pidns>*, removed on exit.
 
+--baseline BUILDDIR adds the gil-record built there (default settings) to both workloads, in the
+same reps: a before/after comparison that the VM's drift does not bias.
 --light adds a table for a lighter probe set (no drop_gil return probe: no release durations).
 """
 import argparse
@@ -104,6 +107,8 @@ def main():
     ap.add_argument("--python", default=None)
     ap.add_argument("--light", action="store_true",
                     help="also measure the lighter probe set (no drop_gil return probe)")
+    ap.add_argument("--baseline", metavar="BUILDDIR",
+                    help="also measure the gil-record built there, in the same reps")
     a = ap.parse_args()
     if a.quick:
         a.reps, a.seconds = 1, 0.3
@@ -130,6 +135,10 @@ def main():
         if B.minreader_path():
             rel.append(named(B.MinReader(attr), "minimal reader", FLOOR))
         rel.append(named(B.GilRecord(), "gil-record", FLOOR))
+        base = "gil-record (%s)" % a.baseline
+        if a.baseline:
+            rel.append(named(B.GilRecord(exe=os.path.join(a.baseline, "gil-record")), base,
+                             FLOOR))
         rel.append(named(B.GilRecord(["--attribution=full"]), "gil-record --attribution=full",
                          FLOOR))
         if perf:
@@ -141,11 +150,11 @@ def main():
         if perf:
             rel.append(named(B.PerfTracer(plain, "record"), "perf record, no fetchargs",
                              PFLOOR))
-        con = [t for t in rel if t.name in ("untraced", FLOOR, "gil-record", PFLOOR,
+        con = [t for t in rel if t.name in ("untraced", FLOOR, "gil-record", base, PFLOOR,
                                             "gil-record --no-attribution",
                                             "perf record, no fetchargs")]
         if a.quick:  # the smoke run: the contention workload runs, not every tracer again
-            con = [t for t in con if t.name in ("untraced", "gil-record")]
+            con = [t for t in con if t.name in ("untraced", "gil-record", base)]
         works = [("release", "release.py", (a.threads, a.seconds, "read"),
                   "%d threads of os.read(/dev/zero, 1)" % a.threads, rel, a.reps),
                  ("contention", "contention.py", (4, a.seconds),
