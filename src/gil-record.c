@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/msg.h"
+#include "common/util.h"
 #include "giltrace.h"
 
 #define PROG "gil-record"
@@ -167,6 +168,26 @@ static int by_wait(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* What the closing lines warn of: "<before><count><after>", when the count is not 0. */
+static const struct closing_warning {
+	uint64_t (*count)(const struct gil_recorder *rec);
+	const char *before, *after;
+} closing_warnings[] = {
+	{ gil_recorder_lost, "the kernel lost ",
+	  " events; affected intervals are flagged. Use a larger --mmap-pages." },
+	{ gil_recorder_releases_not_seen, "",
+	  " releases were not seen: threads entered take_gil still holding the GIL, having released "
+	  "it through a drop_gil copy no probe covers (inlined where no symbol table or DWARF shows "
+	  "it, or lost events); the holds around them are flagged. For exact sites, install the "
+	  "interpreter's debug symbols or set DEBUGINFOD_URLS" },
+	{ gil_recorder_unnamed_exited, "",
+	  " events name no Python function: their process exited before its code objects were read "
+	  "from its memory; --attribution=full reads them in the probe" },
+	{ gil_recorder_functions_cut, "",
+	  " Python function names were cut (a name past 256 bytes, a file past 1024, or past 32768 "
+	  "distinct functions); the footers' function_caps say which" },
+};
+
 static void summary(struct gil_recorder *rec, int verbosity)
 {
 	const struct gil_process_stats *ps;
@@ -216,18 +237,13 @@ static void summary(struct gil_recorder *rec, int verbosity)
 			free(order);
 		}
 	}
-	if (gil_recorder_lost(rec))
-		gil_warning("the kernel lost %llu events; affected intervals are flagged. Use a larger --mmap-pages.",
-			(unsigned long long)gil_recorder_lost(rec));
-	if (gil_recorder_releases_not_seen(rec))
-		gil_warning("%llu releases were not seen: threads entered take_gil still holding the GIL, having released it through a drop_gil copy no probe covers (inlined where no symbol table or DWARF shows it, or lost events); the holds around them are flagged. For exact sites, install the interpreter's debug symbols or set DEBUGINFOD_URLS",
-			(unsigned long long)gil_recorder_releases_not_seen(rec));
-	if (gil_recorder_unnamed_exited(rec))
-		gil_warning("%llu events name no Python function: their process exited before its code objects were read from its memory; --attribution=full reads them in the probe",
-			(unsigned long long)gil_recorder_unnamed_exited(rec));
-	if (gil_recorder_functions_cut(rec))
-		gil_warning("%llu Python function names were cut (a name past 256 bytes, a file past 1024, or past 32768 distinct functions); the footers' function_caps say which",
-			(unsigned long long)gil_recorder_functions_cut(rec));
+	for (i = 0; i < GIL_ARRAY_SIZE(closing_warnings); i++) {
+		const struct closing_warning *w = &closing_warnings[i];
+		uint64_t n = w->count(rec);
+
+		if (n)
+			gil_warning("%s%llu%s", w->before, (unsigned long long)n, w->after);
+	}
 }
 
 /* Print the warnings of the targets from *@warned on (once each); @tty: clear the status line. */
