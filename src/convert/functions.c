@@ -71,7 +71,7 @@ int stats_function_def(struct stats *s, const struct gil_record *rec)
 	struct stats_proc *p = s->cur;
 	const char *why = rec->fn.why;
 	int64_t id = rec->fn.id;
-	uint32_t g, *m;
+	uint32_t g;
 	size_t cap;
 
 	if (!p || id <= 0 || id > (int64_t)MAX_FNS * 4)
@@ -82,14 +82,10 @@ int stats_function_def(struct stats *s, const struct gil_record *rec)
 	if (!g)
 		return s->nr_fns >= MAX_FNS ? 0 : -1;
 	if ((size_t)id >= p->fnmap_cap) {
-		cap = p->fnmap_cap ? p->fnmap_cap : 256;
-		while (cap <= (size_t)id)
-			cap *= 2;
-		m = realloc(p->fnmap, cap * sizeof(*m));
-		if (!m)
+		cap = p->fnmap_cap;
+		if (gil_grow(&p->fnmap, &cap, (size_t)id + 1, sizeof(*p->fnmap)) < 0)
 			return -1;
-		memset(m + p->fnmap_cap, 0, (cap - p->fnmap_cap) * sizeof(*m));
-		p->fnmap = m;
+		memset(p->fnmap + p->fnmap_cap, 0, (cap - p->fnmap_cap) * sizeof(*p->fnmap));
 		p->fnmap_cap = cap;
 	}
 	p->fnmap[id] = g;

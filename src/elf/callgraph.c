@@ -72,7 +72,7 @@ struct cg_fn {
 	unsigned int reach; /* bit 1 << fn: reached from that function's roots */
 	int depth;
 	uint64_t *calls; /* direct call and jump targets outside its extent */
-	size_t nr_calls;
+	size_t nr_calls, cap_calls;
 };
 
 struct cg {
@@ -84,7 +84,7 @@ struct cg {
 	enum gil_func str_fn[CG_MAX_STRINGS];
 	size_t nr_str;
 	struct cg_fn *fns;
-	size_t nr_fns;
+	size_t nr_fns, cap_fns;
 };
 
 /* ---- .eh_frame_hdr and .eh_frame, as far as a function's extent goes ---- */
@@ -430,18 +430,13 @@ static const uint8_t *code_of(struct cg *cg, uint64_t start, uint64_t end)
 
 static int add_call(struct cg_fn *f, uint64_t target)
 {
-	uint64_t *v;
 	size_t i;
 
 	for (i = 0; i < f->nr_calls; i++)
 		if (f->calls[i] == target)
 			return 0;
-	if (!(f->nr_calls & (f->nr_calls + 1)) || !f->calls) {
-		v = realloc(f->calls, (2 * f->nr_calls + 2) * sizeof(*v));
-		if (!v)
-			return -1;
-		f->calls = v;
-	}
+	if (gil_grow(&f->calls, &f->cap_calls, f->nr_calls + 1, sizeof(*f->calls)) < 0)
+		return -1;
 	f->calls[f->nr_calls++] = target;
 	return 0;
 }
@@ -498,7 +493,7 @@ static int decode(struct cg *cg, struct cg_fn *f, uint64_t start, uint64_t end, 
 /* The function at @addr, decoded on first sight; NULL when it is none we can prove. */
 static struct cg_fn *fn_at(struct cg *cg, uint64_t addr, int *err)
 {
-	struct cg_fn *f, *v;
+	struct cg_fn *f;
 	uint64_t e;
 	bool entry;
 	size_t i;
@@ -509,13 +504,9 @@ static struct cg_fn *fn_at(struct cg *cg, uint64_t addr, int *err)
 			return cg->fns[i].decoded ? &cg->fns[i] : NULL;
 	if (cg->nr_fns == CG_MAX_FUNCS)
 		return NULL;
-	if (!(cg->nr_fns & (cg->nr_fns + 1)) || !cg->fns) {
-		v = realloc(cg->fns, (2 * cg->nr_fns + 2) * sizeof(*v));
-		if (!v) {
-			*err = -1;
-			return NULL;
-		}
-		cg->fns = v;
+	if (gil_grow(&cg->fns, &cg->cap_fns, cg->nr_fns + 1, sizeof(*cg->fns)) < 0) {
+		*err = -1;
+		return NULL;
 	}
 	f = &cg->fns[cg->nr_fns++];
 	memset(f, 0, sizeof(*f));

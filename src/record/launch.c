@@ -21,22 +21,14 @@
 
 static int add_traced(struct gil_launch *l, pid_t pid)
 {
-	size_t cap;
-	pid_t *t;
-	bool *b;
+	size_t cap = l->cap; /* one capacity for the two arrays */
 
-	if (l->nr == l->cap) {
-		cap = l->cap ? 2 * l->cap : 8;
-		t = realloc(l->traced, cap * sizeof(*t));
-		if (!t)
-			return -1;
-		l->traced = t;
-		b = realloc(l->loading, cap * sizeof(*b));
-		if (!b)
-			return -1;
-		l->loading = b;
-		l->cap = cap;
-	}
+	if (gil_grow(&l->traced, &cap, l->nr + 1, sizeof(*l->traced)) < 0)
+		return -1;
+	cap = l->cap;
+	if (gil_grow(&l->loading, &cap, l->nr + 1, sizeof(*l->loading)) < 0)
+		return -1;
+	l->cap = cap;
 	l->traced[l->nr] = pid;
 	l->loading[l->nr++] = false;
 	return 0;

@@ -34,12 +34,11 @@ static int cmp_qent(const void *a, const void *b)
  */
 static int sort_queue(struct gil_ordered *rec)
 {
-	size_t *runs, nr = 0, cap = 16, i, r, a, b, o;
+	size_t *runs = NULL, nr = 0, cap = 0, i, r, a, b, o;
 	struct gil_qent *tmp, *src = rec->q, *dst;
 
-	runs = malloc((cap + 1) * sizeof(*runs));
 	tmp = malloc(rec->nq * sizeof(*tmp));
-	if (!runs || !tmp) {
+	if (gil_grow(&runs, &cap, 16 + 1, sizeof(*runs)) < 0 || !tmp) {
 		free(runs);
 		free(tmp);
 		qsort(rec->q, rec->nq, sizeof(*rec->q), cmp_qent);
@@ -49,17 +48,12 @@ static int sort_queue(struct gil_ordered *rec)
 	for (i = 1; i < rec->nq; i++) {
 		if (cmp_qent(&rec->q[i - 1], &rec->q[i]) <= 0)
 			continue;
-		if (nr == cap) {
-			size_t *v = realloc(runs, (2 * cap + 1) * sizeof(*runs));
-
-			if (!v) {
-				free(runs);
-				free(tmp);
-				qsort(rec->q, rec->nq, sizeof(*rec->q), cmp_qent);
-				return 0;
-			}
-			runs = v;
-			cap *= 2;
+		/* room for this run's start and, after the last, the end */
+		if (gil_grow(&runs, &cap, nr + 2, sizeof(*runs)) < 0) {
+			free(runs);
+			free(tmp);
+			qsort(rec->q, rec->nq, sizeof(*rec->q), cmp_qent);
+			return 0;
 		}
 		runs[nr++] = i;
 	}

@@ -540,7 +540,6 @@ const char *gil_recorder_skipped(const struct gil_recorder *rec, size_t i)
 int gil_recorder_name_thread(struct gil_recorder *rec, pid_t pid, pid_t tid, const char *name)
 {
 	struct target *t;
-	int32_t *g;
 
 	if (!name || !*name || tid <= 0) {
 		errno = EINVAL;
@@ -552,10 +551,8 @@ int gil_recorder_name_thread(struct gil_recorder *rec, pid_t pid, pid_t tid, con
 		return -1;
 	}
 	if (!rec_was_given(t, (int32_t)tid) && t->nr_given < MAX_NAMES) {
-		g = realloc(t->given, (t->nr_given + 1) * sizeof(*g));
-		if (!g)
+		if (gil_grow(&t->given, &t->cap_given, t->nr_given + 1, sizeof(*t->given)) < 0)
 			return -1;
-		t->given = g;
 		t->given[t->nr_given++] = (int32_t)tid;
 	}
 	return gil_sinks_thread(t->sinks, (int32_t)tid, name, gil_clock_now());

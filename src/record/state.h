@@ -107,7 +107,7 @@ struct target {
 	} *guards; /* gil_rings_guard of each live thread: closed when it exits */
 	size_t nr_guards, cap_guards;
 	pid_t *tids; /* threads whose events we opened (sorted) */
-	size_t nr_tids;
+	size_t nr_tids, cap_tids;
 	char *filename;
 	struct gil_rawfile *file;
 	struct gil_pairing *pairing;
@@ -118,9 +118,9 @@ struct target {
 	char *warning; /* "process N: releases are approximate: ..."; NULL when exact */
 	uint64_t events;
 	struct name *names;
-	size_t nr_names;
+	size_t nr_names, cap_names;
 	int32_t *given; /* threads the program named (gil_recorder_name_thread) */
-	size_t nr_given;
+	size_t nr_given, cap_given;
 	const struct gil_fntab *fntab; /* the recorder's; NULL: intervals carry no function */
 	struct gil_sinks *sinks; /* where its intervals go, once it started (sink.h) */
 };
@@ -141,7 +141,7 @@ struct gil_recorder {
 	struct object *objects;
 	size_t nr_objects;
 	struct target **targets; /* stable addresses: pairing callbacks keep them */
-	size_t nr_targets;
+	size_t nr_targets, cap_targets;
 	struct gil_ordered queue; /* events of all rings, until they are in time order */
 	uint64_t horizon;
 	uint64_t start_ns, end_ns, deadline, last_scan;

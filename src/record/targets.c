@@ -221,10 +221,8 @@ void rec_remember_name(struct target *t, int32_t tid, const char *comm)
 
 	if (t->nr_names >= MAX_NAMES)
 		return;
-	n = realloc(t->names, (t->nr_names + 1) * sizeof(*n));
-	if (!n)
+	if (gil_grow(&t->names, &t->cap_names, t->nr_names + 1, sizeof(*t->names)) < 0)
 		return;
-	t->names = n;
 	n = &t->names[t->nr_names++];
 	n->tid = tid;
 	snprintf(n->comm, sizeof(n->comm), "%s", comm);
@@ -285,7 +283,7 @@ static int open_thread_events(struct gil_recorder *rec, struct target *t, pid_t 
 static int open_target_events(struct gil_recorder *rec, struct target *t, bool enable)
 {
 	int ncpu = gil_rings_nr_cpus(rec->rings), *fds, round, r;
-	pid_t *tids = NULL, *nt;
+	pid_t *tids = NULL;
 	char comm[17];
 	bool added;
 	int nr, i;
@@ -317,12 +315,10 @@ static int open_target_events(struct gil_recorder *rec, struct target *t, bool e
 				goto fail;
 			if (gil_proc_comm(t->pid, tids[i], comm, sizeof(comm)) == 0)
 				rec_remember_name(t, tids[i], comm);
-			nt = realloc(t->tids, (t->nr_tids + 1) * sizeof(*nt));
-			if (!nt) {
+			if (gil_grow(&t->tids, &t->cap_tids, t->nr_tids + 1, sizeof(*t->tids)) < 0) {
 				rec_set_err(rec, "out of memory");
 				goto fail;
 			}
-			t->tids = nt;
 			t->tids[t->nr_tids++] = tids[i];
 			added = true;
 		}
@@ -389,13 +385,10 @@ int rec_start_target(struct gil_recorder *rec, struct target *t)
 static struct target *new_target(struct gil_recorder *rec, pid_t pid, int obj,
 				 const struct target *parent)
 {
-	struct target **v, *t;
+	struct target *t = calloc(1, sizeof(*t));
 
-	v = realloc(rec->targets, (rec->nr_targets + 1) * sizeof(*v));
-	t = calloc(1, sizeof(*t));
-	if (v)
-		rec->targets = v;
-	if (!v || !t) {
+	if (!t || gil_grow(&rec->targets, &rec->cap_targets, rec->nr_targets + 1,
+			   sizeof(*rec->targets)) < 0) {
 		free(t);
 		rec_set_err(rec, "out of memory");
 		return NULL;
