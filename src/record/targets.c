@@ -90,44 +90,60 @@ bool rec_file_wide(const struct gil_recorder *rec)
 }
 
 /*
+ * Open the events of @o's probes for thread @tid (-1: every process, file-wide) into @set,
+ * GIL_RING_TASK added to the first, each on every CPU (@fds: room for one per CPU), enabled if
+ * @enable. 0, 1 when the thread ended meanwhile, -1 with rec->err.
+ */
+static int open_probe_events(struct gil_recorder *rec, const struct object *o, pid_t tid,
+			     unsigned flags, struct fdset *set, bool enable, int *fds)
+{
+	int n, k, j;
+
+	for (k = 0; k < o->nr_probes; k++) {
+		if (!rec->probes->v[o->first_probe + k].head)
+			continue; /* its event is its head's */
+		n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id, tid,
+				   flags | (k == 0 ? GIL_RING_TASK : 0), fds, rec->err,
+				   sizeof(rec->err));
+		if (n < 0 && errno == ESRCH && tid != -1)
+			return 1;
+		if (n < 0)
+			return -1;
+		for (j = 0; j < n; j++) {
+			if (fds[j] < 0)
+				continue;
+			if (enable)
+				ioctl(fds[j], PERF_EVENT_IOC_ENABLE, 0);
+			if (fdset_add(set, fds[j], j) < 0) {
+				close(fds[j]);
+				rec_set_err(rec, "out of memory");
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
  * All-process mode: @o's probes for every process that maps its file, on every CPU (once).
  * The uprobes are pinned to the proven inode (probe_path): a process that maps that file maps
  * exactly what was read, so no process is probed at an unproven place.
  */
 static int open_object_events(struct gil_recorder *rec, struct object *o, bool enable)
 {
-	int ncpu = gil_rings_nr_cpus(rec->rings), *fds, n, k, j;
+	int *fds, r;
 
 	if (o->fds.nr)
 		return 0;
-	fds = malloc((size_t)ncpu * sizeof(*fds));
+	fds = malloc((size_t)gil_rings_nr_cpus(rec->rings) * sizeof(*fds));
 	if (!fds) {
 		rec_set_err(rec, "out of memory");
 		return -1;
 	}
-	for (k = 0; k < o->nr_probes; k++) {
-		if (!rec->probes->v[o->first_probe + k].head)
-			continue; /* its event is its head's */
-		n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id, -1,
-				   k == 0 ? GIL_RING_TASK : 0, fds, rec->err, sizeof(rec->err));
-		if (n < 0) {
-			free(fds);
-			return -1;
-		}
-		for (j = 0; j < n; j++) {
-			if (fds[j] < 0)
-				continue;
-			if (enable)
-				ioctl(fds[j], PERF_EVENT_IOC_ENABLE, 0);
-			if (fdset_add(&o->fds, fds[j], j) < 0) {
-				close(fds[j]);
-				free(fds);
-				rec_set_err(rec, "out of memory");
-				return -1;
-			}
-		}
-	}
+	r = open_probe_events(rec, o, -1, 0, &o->fds, enable, fds);
 	free(fds);
+	if (r < 0)
+		return -1;
 	if (enable)
 		o->live_since = gil_clock_now();
 	return 0;
@@ -239,42 +255,6 @@ const char *rec_name_of(const struct target *t, int32_t tid)
 }
 
 /*
- * Open the events of @t's probes for thread @tid into @set (GIL_RING_TASK added to the first),
- * each on every CPU (@fds: room for one per CPU), enabled if @enable. 0, 1 when the thread
- * ended meanwhile, -1 with rec->err.
- */
-static int open_thread_events(struct gil_recorder *rec, struct target *t, pid_t tid,
-			      unsigned flags, struct fdset *set, bool enable, int *fds)
-{
-	const struct object *o = &rec->objects[t->obj];
-	int n, k, j;
-
-	for (k = 0; k < o->nr_probes; k++) {
-		if (!rec->probes->v[o->first_probe + k].head)
-			continue;
-		n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id, tid,
-				   flags | (k == 0 ? GIL_RING_TASK : 0), fds, rec->err,
-				   sizeof(rec->err));
-		if (n < 0 && errno == ESRCH)
-			return 1;
-		if (n < 0)
-			return -1;
-		for (j = 0; j < n; j++) {
-			if (fds[j] < 0)
-				continue;
-			if (enable)
-				ioctl(fds[j], PERF_EVENT_IOC_ENABLE, 0);
-			if (fdset_add(set, fds[j], j) < 0) {
-				close(fds[j]);
-				rec_set_err(rec, "out of memory");
-				return -1;
-			}
-		}
-	}
-	return 0;
-}
-
-/*
  * Open our events for every thread of @t not yet covered: the events that record it, and
  * those that record what it execs (struct target's exec_fds). Threads and processes created
  * later inherit them; re-list until no new thread appears, so one created while we were
@@ -282,6 +262,7 @@ static int open_thread_events(struct gil_recorder *rec, struct target *t, pid_t 
  */
 static int open_target_events(struct gil_recorder *rec, struct target *t, bool enable)
 {
+	const struct object *o = &rec->objects[t->obj];
 	int ncpu = gil_rings_nr_cpus(rec->rings), *fds, round, r;
 	pid_t *tids = NULL;
 	char comm[17];
@@ -304,11 +285,11 @@ static int open_target_events(struct gil_recorder *rec, struct target *t, bool e
 		for (i = 0; i < nr; i++) {
 			if (has_tid(t, tids[i]))
 				continue;
-			r = open_thread_events(rec, t, tids[i], 0, &t->fds, enable, fds);
+			r = open_probe_events(rec, o, tids[i], 0, &t->fds, enable, fds);
 			/* never enabled by us: the kernel enables them at exec */
 			if (r == 0 && !gil_rings_follow_exec(rec->rings))
-				r = open_thread_events(rec, t, tids[i], GIL_RING_AFTER_EXEC,
-						       &t->exec_fds, false, fds);
+				r = open_probe_events(rec, o, tids[i], GIL_RING_AFTER_EXEC,
+						      &t->exec_fds, false, fds);
 			if (r < 0)
 				goto fail;
 			if (r == 0 && rec_guard_thread(rec, t, tids[i]) < 0)
