@@ -227,7 +227,12 @@ class Workload:
             pass
 
     def wait_done(self, timeout=120):
+        """The 'done' line's words. A workload that says how far it got ('progress ...' lines)
+        may take as long as it needs: @timeout is then the longest silence, which only a hang
+        exceeds."""
         line = self.readline(timeout)
+        while line.startswith("progress "):
+            line = self.readline(timeout)
         check(line.startswith("done"), "workload did not finish: %r" % line)
         return line.split()[1:]
 

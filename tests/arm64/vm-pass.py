@@ -47,7 +47,7 @@ def record_pid(w, *extra, then=None):
     """Records workload @w; @then(w), if given, reads what it prints after 'done'."""
     rec = Recorder("--pid", w.pid, *extra)
     w.go()
-    done = w.wait_done(timeout=600)
+    done = w.wait_done(timeout=600)  # the longest silence: progress lines restart it
     if then:
         then(w)
     w.finish()
@@ -202,7 +202,7 @@ else:
 # are bounded by count, not by a share, so a slow VM needs no more rounds (at 100 a role, a run
 # beside the other passes went past 600 s).
 OUTSIDE = 12
-w = Workload(PY, "attribution.py", 2.0, 40)
+w = Workload(PY, "attribution.py", 2.0, 40, "progress")
 made = {}
 
 

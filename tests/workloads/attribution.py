@@ -1,12 +1,14 @@
 """Threads whose functions are known, for the attribution tests.
 
-Usage: attribution.py [SECONDS] [LEAST]. One thread sleeps in sleeper(), one reads a pipe in
+Usage: attribution.py [SECONDS] [LEAST] [progress]. One thread sleeps in sleeper(), one reads a pipe in
 reader(), two spin in Busy.spin(), one sleeps in schläfer() (a name that is not ASCII). Prints
 'ready <pid>', waits for a line, runs, prints 'done role=tid ...' and 'released role=n ...' (the
 sleeps and reads each voluntary thread made in its function), waits for stdin to close.
 The main thread feeds the pipe from feed(). It runs SECONDS, and on until each thread released
 the GIL in its function at least LEAST times (that it knows of): what a test expects recorded
-is then there however slowly it ran.
+is then there however slowly it ran. With 'progress' it also prints 'progress role=n ...' every
+10 s of that, so that a reader can tell a slow run (an emulated machine beside other work) from
+a hung one.
 """
 import ctypes
 import platform
@@ -20,6 +22,7 @@ SYS_gettid = {"x86_64": 186, "aarch64": 178}[platform.machine()]
 libc = ctypes.CDLL(None)
 seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
 least = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+progress = "progress" in sys.argv[3:]
 stop = False
 tids = {}
 started = threading.Barrier(6)
@@ -76,10 +79,16 @@ class Busy:
 
 
 def feed(w, until):
+    said = time.time()
     while time.time() < until or min(released.values()) < least:
         os.write(w, b"x")
         last[0] = "feed"
         time.sleep(0.001)
+        if progress and time.time() - said >= 10:
+            said = time.time()
+            sys.stdout.write("progress %s\n" % " ".join("%s=%d" % kv
+                                                       for kv in sorted(released.items())))
+            sys.stdout.flush()
 
 
 r, w = os.pipe()
