@@ -27,12 +27,23 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q gcc-aarch64-linux-gnu >/dev/null
 fi
 
-# The tree as it is (tracked and untracked files, not ignored ones), with its times.
+# The tree as it is (tracked and untracked files, not ignored ones). A file whose content
+# changed is copied dated now: its own time may be older than the objects an earlier pass
+# built from another checkout, and make would then not rebuild what depends on it.
 mkdir -p "$tree"
+stage=$(mktemp -d)
 # shellcheck disable=SC2016
 (cd "$top" && git ls-files -z --cached --others --exclude-standard |
 	xargs -0 sh -c 'for f; do [ ! -e "$f" ] && [ ! -L "$f" ] || printf "%s\n" "$f"; done' sh |
-	tar -cf - --no-recursion -T -) | tar -xpf - -C "$tree"
+	tar -cf - --no-recursion -T -) | tar -xpf - -C "$stage"
+(cd "$stage" && find . ! -type d) | while IFS= read -r f; do
+	cmp -s "$stage/$f" "$tree/$f" 2>/dev/null && continue
+	mkdir -p "$(dirname "$tree/$f")"
+	rm -f "$tree/$f"
+	cp -P "$stage/$f" "$tree/$f"
+	touch -h "$tree/$f"
+done
+rm -rf "$stage"
 
 start=$(date +%s)
 cd "$tree"
