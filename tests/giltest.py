@@ -172,9 +172,29 @@ class Workload:
         check(line.startswith("ready "), "workload %s did not start: %r" % (script, line))
         self.pid = int(line.split()[1])
 
+    def threads_state(self):
+        """Each thread's name, state, kernel wait channel and kernel stack: what a hung workload
+        waits for."""
+        out = []
+        base = "/proc/%d/task" % self.p.pid
+        for tid in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+            def read(name):
+                try:
+                    with open(os.path.join(base, tid, name)) as f:
+                        return f.read().strip()
+                except OSError as e:
+                    return "(%s)" % e.strerror
+            stat = read("stat")
+            state = stat[stat.rfind(")") + 2:].split()[0] if ")" in stat else "?"
+            out.append("thread %s %s: state %s, wchan %s, stack: %s"
+                       % (tid, read("comm"), state, read("wchan"),
+                          " <- ".join(l.split()[-1] for l in read("stack").splitlines()[:8])))
+        return "\n".join(out)
+
     def readline(self, timeout):
         r, _, _ = select.select([self.p.stdout], [], [], timeout)
         if not r:
+            log("workload %d silent; its threads:\n%s" % (self.p.pid, self.threads_state()))
             self.kill()
             fail("workload silent for %ss" % timeout)
         line = self.p.stdout.readline()
