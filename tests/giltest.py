@@ -191,13 +191,26 @@ class Workload:
                           " <- ".join(l.split()[-1] for l in read("stack").splitlines()[:8])))
         return "\n".join(out)
 
+    pending = b""  # what was read of its output past the last line returned
+
     def readline(self, timeout):
-        r, _, _ = select.select([self.p.stdout], [], [], timeout)
-        if not r:
-            log("workload %d silent; its threads:\n%s" % (self.p.pid, self.threads_state()))
-            self.kill()
-            fail("workload silent for %ss" % timeout)
-        line = self.p.stdout.readline()
+        """Its next line, waiting at most @timeout seconds of silence. The pipe is read here,
+        not through Python's buffered reader: two lines that come in one read (a 'done' and
+        the line after it) must not leave the second in a buffer that select() cannot see."""
+        fd = self.p.stdout.fileno()
+        while b"\n" not in self.pending:
+            r, _, _ = select.select([fd], [], [], timeout)
+            if not r:
+                log("workload %d silent; its threads:\n%s" % (self.p.pid,
+                                                             self.threads_state()))
+                self.kill()
+                fail("workload silent for %ss" % timeout)
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            self.pending += chunk
+        raw, nl, self.pending = self.pending.partition(b"\n")
+        line = (raw + nl).decode("utf-8", "replace")
         if not line:
             # it ended: say how (a signal is what a wrong probe address would give)
             try:
