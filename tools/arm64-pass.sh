@@ -67,6 +67,6 @@ say "built in $(($(date +%s) - start)) s"
 
 # In the VM: $root is "/", so the host's paths in libtool's wrappers resolve there too.
 setup="mkdir -p /var/cache/giltrace && mount -t tmpfs giltrace /var/cache/giltrace &&
-mkdir -p $(dirname "$root") && ln -s / $root && cd $tree"
+mkdir -p $(dirname "$root") && ln -sfn / $root && cd $tree"
 GIL_ARM64_DIR=$dir GIL_ARM64_SYNC=no GIL_ARM64_TIMEOUT=${GIL_ARM64_TIMEOUT:-1500} \
 	sh "$top/tools/arm64-vm.sh" run sh -c "$setup && CI=${CI:-} python3 tests/arm64/vm-pass.py"
