@@ -190,6 +190,16 @@ int gil_recorder_command_wait(struct gil_recorder *rec);
 /** gil_recorder_lost - events the kernel reported lost so far, over all CPUs. */
 uint64_t gil_recorder_lost(const struct gil_recorder *rec);
 
+/** gil_recorder_throttled - times the kernel reported throttling the events so far. */
+uint64_t gil_recorder_throttled(const struct gil_recorder *rec);
+
+/**
+ * gil_recorder_unguarded_exits - threads of forked processes that exited on a kernel before
+ * Linux 6.12, where such an exit can take the process's probes away and its recording then
+ * stops early (footer: unguarded_exits). Always 0 on 6.12 and later.
+ */
+uint64_t gil_recorder_unguarded_exits(const struct gil_recorder *rec);
+
 /** gil_recorder_events - events received so far. */
 uint64_t gil_recorder_events(const struct gil_recorder *rec);
 

@@ -180,6 +180,13 @@ static const struct closing_warning {
 	  "it through a drop_gil copy no probe covers (inlined where no symbol table or DWARF shows "
 	  "it, or lost events); the holds around them are flagged. For exact sites, install the "
 	  "interpreter's debug symbols or set DEBUGINFOD_URLS" },
+	{ gil_recorder_throttled, "the kernel throttled the probes' events ",
+	  " times and dropped what they saw meanwhile (kernel.perf_event_max_sample_rate, "
+	  "kernel.perf_cpu_time_max_percent): raise the rate, or record fewer processes" },
+	{ gil_recorder_unguarded_exits, "",
+	  " threads of forked processes exited on a kernel older than Linux 6.12, where such an "
+	  "exit can take the process's probes away: their recordings may stop early (the footers' "
+	  "unguarded_exits say which). Linux 6.12 keeps them" },
 	{ gil_recorder_unnamed_exited, "",
 	  " events name no Python function: their process exited before its code objects were read "
 	  "from its memory; --attribution=full reads them in the probe" },

@@ -25,6 +25,10 @@ debootstrap"
 	if apt-cache show python3.11-dbg >/dev/null 2>&1 || [ -x /usr/bin/python3.11 ]; then
 		pkgs="$pkgs python3.11-dbg"
 	fi
+	# a real torch DataLoader forks its workers (tests/integration/forked-workers.py)
+	if apt-cache show python3-torch >/dev/null 2>&1; then
+		pkgs="$pkgs python3-torch"
+	fi
 fi
 if [ $arm64 = yes ]; then
 	# tools/arm64-vm.sh and tools/arm64-pass.sh

@@ -60,6 +60,7 @@
 #define GIL_KEY_PROBE_ROLE "role"
 #define GIL_KEY_PROBE_RETURN "return_probe"
 #define GIL_KEY_NOT_SEEN "releases_not_seen" /* footer: take_gil entered while holding */
+#define GIL_KEY_UNGUARDED_EXITS "unguarded_exits" /* footer: exits that may have cut it short */
 #define GIL_KEY_PROBE_HOST "releases" /* an exported function holding an inlined drop_gil */
 #define GIL_KEY_PROBE_SKIPPED "skipped"
 #define GIL_KEY_PROBE_APPROXIMATE "approximate"

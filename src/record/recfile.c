@@ -223,6 +223,9 @@ struct json_object *rec_footer(const struct gil_recorder *rec, const struct targ
 	json_object_object_add(f, GIL_KEY_FOREIGN_EVENTS, json_object_new_uint64(rec->unknown));
 	if (not_seen)
 		json_object_object_add(f, GIL_KEY_NOT_SEEN, json_object_new_uint64(not_seen));
+	if (t->unguarded_exits)
+		json_object_object_add(f, GIL_KEY_UNGUARDED_EXITS,
+				       json_object_new_uint64(t->unguarded_exits));
 	caps = gil_fntab_capped(rec->fntab);
 	if (caps->names_cut || caps->files_cut || caps->over_max) {
 		/* the recorder's table is shared by its targets: the counts are the recording's */

@@ -500,6 +500,16 @@ uint64_t gil_recorder_events(const struct gil_recorder *rec)
 	return rec->events;
 }
 
+uint64_t gil_recorder_throttled(const struct gil_recorder *rec)
+{
+	return rec->throttled;
+}
+
+uint64_t gil_recorder_unguarded_exits(const struct gil_recorder *rec)
+{
+	return rec->unguarded_exits;
+}
+
 uint64_t gil_recorder_releases_not_seen(const struct gil_recorder *rec)
 {
 	return rec->not_seen;

@@ -197,7 +197,7 @@ fail:
 	return -1;
 }
 
-int gil_rings_guard(pid_t tid)
+int gil_rings_guard(pid_t tid, enum gil_guard_kind *kind)
 {
 	struct perf_event_attr attr;
 	int fd;
@@ -207,29 +207,45 @@ int gil_rings_guard(pid_t tid)
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_DUMMY;
 	attr.disabled = 1;
-	/*
-	 * inherit = 0 is the point. A fork copies a context whose events are all inherited as a
-	 * clone of its parent's, and the kernel swaps clones between tasks at a context switch
-	 * instead of scheduling their events: each event then sits in another task's context
-	 * while its target, which the uprobe filter matches by mm, stays the task it was made
-	 * for. When a task exits, the events in its context close; one whose target lives on
-	 * takes that target's breakpoints out of its memory (trace_uprobe_filter_remove,
-	 * uprobe_apply), and that process records nothing more, silently. One event that is
-	 * not inherited makes every child context a plain copy, never swapped.
-	 */
-	/* threads inherit it (Linux 5.13+): their contexts stay cheap clones of one another, which
-	 * is harmless, for they share one mm; a fork does not */
-	attr.inherit = 1;
-	attr.inherit_thread = 1;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
+	/*
+	 * A fork or a new thread copies a context whose events are all inherited as a clone of its
+	 * parent's, and the kernel swaps clones between tasks at a context switch instead of
+	 * scheduling their events: each event then sits in another task's context while its
+	 * target, which the uprobe filter matches by mm, stays the task it was made for. When a
+	 * task exits, the events in its context close; one whose target lives on takes that
+	 * target's breakpoints out of its memory (trace_uprobe_filter_remove, uprobe_apply), and
+	 * that process records nothing more, silently. Threads sharing one mm are no safer: the
+	 * exiting thread's mm is gone by then, so the events left claim no memory at all. A torch
+	 * DataLoader worker starts a thread that exits at once, and lost everything after it.
+	 *
+	 * Since Linux 6.12 a context holding an event that is inherited and samples PERF_SAMPLE_READ
+	 * (with PERF_SAMPLE_TID, which it requires) is never swapped (nr_no_switch_fast), clone or
+	 * not, and every descendant inherits it: threads, forks, what they exec, from their first
+	 * instruction.
+	 */
+	attr.inherit = 1;
+	attr.sample_type = PERF_SAMPLE_READ | PERF_SAMPLE_TID;
+	*kind = GIL_GUARD_NO_SWAP;
 	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && errno == EINVAL) {
-		attr.inherit = 0;
-		attr.inherit_thread = 0;
-		fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	}
-	return fd;
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	/*
+	 * Older kernels: threads inherit it (5.13+) and forks do not, so a fork's context is a
+	 * plain copy, never swapped; its own threads' contexts still are clones of it.
+	 */
+	attr.sample_type = 0;
+	attr.inherit_thread = 1;
+	*kind = GIL_GUARD_FORKS;
+	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	/* before 5.13: on this thread only; its new threads and forks are plain copies */
+	attr.inherit = 0;
+	attr.inherit_thread = 0;
+	*kind = GIL_GUARD_TASK;
+	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 static long drain_one(struct ring *r, int cpu, gil_ring_fn fn, void *ctx)

@@ -52,12 +52,20 @@ bool gil_rings_follow_exec(const struct gil_rings *rs);
 
 int gil_rings_nr_cpus(const struct gil_rings *rs);
 
+/* What a guard (gil_rings_guard) keeps from being swapped, by what the kernel allows. */
+enum gil_guard_kind {
+	GIL_GUARD_TASK, /* before 5.13: the threads that hold one */
+	GIL_GUARD_FORKS, /* 5.13+: forks' contexts, not the contexts of their new threads */
+	GIL_GUARD_NO_SWAP, /* Linux 6.12+: every context of every descendant */
+};
+
 /**
- * gil_rings_guard - a do-nothing event on task @tid that its children do not inherit. A context
- * holding one is never a clone, so the kernel never swaps it with another task's at a context
- * switch (doc/architecture.md, "forked children"). Returns the fd, or -1 with errno.
+ * gil_rings_guard - a do-nothing event on task @tid that keeps the kernel from swapping the
+ * contexts of the task and of what it starts at a context switch, which silently takes a
+ * live process's breakpoints away (doc/architecture.md, "forked children"). *@kind says how
+ * far it reaches on this kernel. Returns the fd, or -1 with errno.
  */
-int gil_rings_guard(pid_t tid);
+int gil_rings_guard(pid_t tid, enum gil_guard_kind *kind);
 
 /** gil_rings_drain - hand every record waiting in the rings to @fn. Returns records, or -1. */
 long gil_rings_drain(struct gil_rings *rs, gil_ring_fn fn, void *ctx);

@@ -117,6 +117,8 @@ struct target {
 	const char *reason;
 	char *warning; /* "process N: releases are approximate: ..."; NULL when exact */
 	uint64_t events;
+	bool inherited; /* an adopted child: its events are copies of its parent's */
+	uint64_t unguarded_exits; /* its threads' exits where that can take its probes away */
 	struct name *names;
 	size_t nr_names, cap_names;
 	int32_t *given; /* threads the program named (gil_recorder_name_thread) */
@@ -152,6 +154,7 @@ struct gil_recorder {
 	bool *ring_hup; /* per CPU: its ring fd reports POLLHUP (owner task gone) */
 	uint64_t lost, events, unknown, throttled;
 	uint64_t not_seen; /* releases not seen, summed over the finished targets */
+	uint64_t unguarded_exits; /* struct target's, summed */
 	const char *reason;
 	struct gil_process_stats *stats;
 	size_t last_target;
@@ -161,6 +164,7 @@ struct gil_recorder {
 	} forks[256]; /* recent processes forked by targets and their descendants (all-process
 		       * mode: by targets only), not yet seen running Python */
 	size_t next_fork;
+	enum gil_guard_kind guard_kind; /* how far the guards reach on this kernel (ring.h) */
 	struct gil_fntab *fntab; /* functions named by the probes' fetchargs, over all targets */
 	struct gil_coderead *coderead; /* --attribution=fast: code objects named from memory */
 	uint64_t new_code_until; /* drain every ROUND_NEW_MS until then */

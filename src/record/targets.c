@@ -169,12 +169,13 @@ void rec_close_object_fds(struct gil_recorder *rec)
 }
 
 /*
- * Thread @tid of @t gets an event its children do not inherit (gil_rings_guard), closed when
- * the thread exits (rec_unguard_thread) or with the target's fds.
+ * Thread @tid of @t gets the event that keeps its context and those of its new threads and
+ * children from being swapped (gil_rings_guard), closed when the thread exits
+ * (rec_unguard_thread) or with the target's fds.
  */
 int rec_guard_thread(struct gil_recorder *rec, struct target *t, pid_t tid)
 {
-	int fd = gil_rings_guard(tid);
+	int fd = gil_rings_guard(tid, &rec->guard_kind);
 
 	if (fd < 0 && errno == ESRCH)
 		return 0;
@@ -490,13 +491,15 @@ struct target *rec_adopt_child(struct gil_recorder *rec, pid_t pid, uint64_t ts)
 	t = new_target(rec, pid, parent->obj, parent);
 	if (!t)
 		return NULL;
+	t->inherited = true;
 	/* recorded from its fork: its first events are older than now */
 	t->start_ns = forked && forked <= ts ? forked : ts;
 	if (rec_start_target(rec, t) < 0)
 		return NULL;
-	/* its own children are then plain copies too (gil_rings_guard); file-wide events are
-	 * in no task's context */
-	if (!rec_file_wide(rec) && rec_guard_thread(rec, t, pid) < 0)
+	/* its own children are then plain copies too (gil_rings_guard), where it did not inherit
+	 * a guard from its parent; file-wide events are in no task's context */
+	if (!rec_file_wide(rec) && rec->guard_kind != GIL_GUARD_NO_SWAP &&
+	    rec_guard_thread(rec, t, pid) < 0)
 		return NULL;
 	return t;
 }

@@ -49,6 +49,7 @@ int rec_guard_thread(struct gil_recorder *rec, struct target *t, pid_t tid);
 /** rec_unguard_thread - thread @tid of @t exited: close its guard, if it has one. */
 void rec_unguard_thread(struct target *t, pid_t tid);
 
+
 void rec_free_target(struct target *t);
 
 const char *rec_name_of(const struct target *t, int32_t tid);

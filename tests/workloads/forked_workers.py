@@ -3,6 +3,7 @@ EPOCHS times, WORKERS processes forked at once, each making N ctypes calls in it
 (each releases and retakes the GIL exactly once), then joined.
 
 Usage: forked_workers.py N EPOCHS WORKERS [--report PATH] [--now] [--torch] [--start METHOD]
+                         [--thread]
   --report PATH  also writes the 'done' line to PATH (launch mode, where stdout is not ours)
   --now          starts at once instead of waiting for a line, and exits when done
   --torch        the workers are a real torch.utils.data.DataLoader's (python3-torch)
@@ -11,6 +12,8 @@ Usage: forked_workers.py N EPOCHS WORKERS [--report PATH] [--now] [--torch] [--s
                  each worker is this file run by `sh -c '...; :'` (a shell that forks it and
                  runs no Python itself), as --worker
   --worker       makes the N calls, prints its pid and exits (--start shell's workers)
+  --thread       each worker first starts a thread that ends at once and joins it, as a torch
+                 DataLoader's worker does (multiprocessing's start methods)
 Protocol: prints 'ready <pid>', waits for a line, runs the epochs, prints
 'done <pid>:<calls> ...' (one per worker; a worker's main thread is its pid), waits for stdin
 to close, exits. Runs on Python 3.6 and later.
@@ -41,6 +44,11 @@ def calls(_=None):
 
 
 def put_calls(q):
+    if "--thread" in sys.argv:
+        import threading
+        t = threading.Thread(target=int)
+        t.start()
+        t.join()
     q.put(calls())
 
 
