@@ -391,6 +391,8 @@ int gil_recorder_finish(struct gil_recorder *rec)
 		}
 	}
 	rec_close_object_fds(rec);
+	/* those of targets let go while recording, too */
+	gil_closer_wait(&rec->closer);
 	/* Teardown order: events are closed (above), then rings, then the probes themselves. */
 	gil_rings_free(rec->rings);
 	rec->rings = NULL;

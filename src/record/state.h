@@ -14,6 +14,7 @@
 
 #include "attrib/attrib.h"
 #include "clock.h"
+#include "closer.h"
 #include "coderead.h"
 #include "common/util.h"
 #include "decode.h"
@@ -164,6 +165,7 @@ struct gil_recorder {
 	} forks[256]; /* recent processes forked by targets and their descendants (all-process
 		       * mode: by targets only), not yet seen running Python */
 	size_t next_fork;
+	struct gil_closer closer; /* closes the events of targets let go while recording */
 	enum gil_guard_kind guard_kind; /* how far the guards reach on this kernel (ring.h) */
 	struct gil_fntab *fntab; /* functions named by the probes' fetchargs, over all targets */
 	struct gil_coderead *coderead; /* --attribution=fast: code objects named from memory */

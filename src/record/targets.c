@@ -71,14 +71,21 @@ void rec_fdset_lost(const struct gil_recorder *rec, const struct fdset *s, uint6
 			per_cpu[s->cpu[k]] += v;
 }
 
-/* Close @s's fds, their events' lost counts kept (klost_closed), and empty it. */
+/*
+ * Close @s's fds, their events' lost counts kept (klost_closed), and empty it. While recording,
+ * off the loop (closer.h): the last event of a uprobe waits a grace period as it closes.
+ */
 static void fdset_close(struct gil_recorder *rec, struct fdset *s)
 {
 	size_t k;
 
 	rec_fdset_lost(rec, s, rec->klost_closed);
-	for (k = 0; k < s->nr; k++)
-		close(s->fd[k]);
+	for (k = 0; k < s->nr; k++) {
+		if (rec->state == R_STARTED)
+			gil_closer_close(&rec->closer, s->fd[k]);
+		else
+			close(s->fd[k]);
+	}
 	free(s->fd);
 	free(s->cpu);
 	memset(s, 0, sizeof(*s));
