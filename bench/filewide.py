@@ -29,7 +29,8 @@ def timed(exe, calls, mode):
     w = Workload(exe, "ctypes_calls.py", calls)
     rec = None
     if mode != "none":
-        args = [GIL_RECORD, "--output-dir", tempfile.mkdtemp(prefix="gilfw-"), "-q"]
+        # not -q: the "recording" line says the events are live
+        args = [GIL_RECORD, "--output-dir", tempfile.mkdtemp(prefix="gilfw-")]
         args += ["--pid", str(w.pid)] if mode == "pid" else ["--duration", "600"]
         rec = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
         for line in rec.stderr:
