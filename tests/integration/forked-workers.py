@@ -3,8 +3,8 @@
 """Forked workers lose nothing (issue 21): a DataLoader forks its workers every epoch. 2 epochs
 of 4 workers, each making N ctypes calls (one release each), in --pid, launch and all-process
 mode: every worker has its own file with its N releases and no loss, said on screen too. The
-same with workers started by exec (multiprocessing's spawn and forkserver) in --pid and launch
-mode.
+same with workers started by exec (multiprocessing's spawn and forkserver, as Processes and as a
+Pool of 4) in --pid and launch mode.
 
 What lost them: the workers' perf contexts were clones of their parent's, and the kernel swaps
 clones between tasks at a context switch; a worker that exited then closed events whose target
@@ -48,13 +48,19 @@ def no_swap_guard():
     return (major, minor) >= (6, 12)
 
 
-def check_workers(mode, workers, outdir, err, execd=False, threaded=False, only_calls=False):
+def check_workers(mode, workers, outdir, err, execd=False, threaded=False, only_calls=False,
+                  pool=False):
     """Every worker recorded with its N calls' releases: all its releases when it was forked,
     those made in calls() when it was exec'd (a new interpreter's start releases too, the same
     number in each). @threaded: each worker's thread exited; before Linux 6.12 a worker may then
     be short, but never silently. @only_calls: count those made in calls() (a torch worker
-    releases the GIL in torch's own code too, as often in each)."""
-    check(len(workers) == EPOCHS * WORKERS, "%s: %d workers reported" % (mode, len(workers)))
+    releases the GIL in torch's own code too, as often in each). @pool: a Pool's workers, each
+    with the calls of the tasks it took."""
+    if pool:
+        check(sum(workers.values()) == EPOCHS * WORKERS * N and len(workers) <= EPOCHS * WORKERS,
+              "%s: workers reported %s" % (mode, workers))
+    else:
+        check(len(workers) == EPOCHS * WORKERS, "%s: %d workers reported" % (mode, len(workers)))
     counts = {}
     for pid, calls in sorted(workers.items()):
         files = [f for f in os.listdir(outdir) if f.startswith("GIL_%d_rank_" % pid)]
@@ -140,6 +146,15 @@ for start in ("spawn", "forkserver", "shell"):
     for mode, run in (("--pid", by_pid), ("launch", launched)):
         workers, outdir, err = run(exe, "--start", start)
         check_workers("%s %s %s" % (label, start, mode), workers, outdir, err, execd=True)
+        check_no_probes()
+
+# A Pool of 4 per epoch (spawn and forkserver) mapping 4 tasks of N calls: every worker that
+# took tasks has their calls.
+for start in ("spawn", "forkserver"):
+    for mode, run in (("--pid", by_pid), ("launch", launched)):
+        workers, outdir, err = run(exe, "--start", start, "--pool")
+        check_workers("%s %s Pool %s" % (label, start, mode), workers, outdir, err, execd=True,
+                      pool=True)
         check_no_probes()
 
 torch_python = "/usr/bin/python3"

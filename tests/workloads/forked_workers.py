@@ -3,7 +3,7 @@ EPOCHS times, WORKERS processes forked at once, each making N ctypes calls in it
 (each releases and retakes the GIL exactly once), then joined.
 
 Usage: forked_workers.py N EPOCHS WORKERS [--report PATH] [--now] [--torch] [--start METHOD]
-                         [--thread]
+                         [--thread] [--pool]
   --report PATH  also writes the 'done' line to PATH (launch mode, where stdout is not ours)
   --now          starts at once instead of waiting for a line, and exits when done
   --torch        the workers are a real torch.utils.data.DataLoader's (python3-torch)
@@ -14,6 +14,8 @@ Usage: forked_workers.py N EPOCHS WORKERS [--report PATH] [--now] [--torch] [--s
   --worker       makes the N calls, prints its pid and exits (--start shell's workers)
   --thread       each worker first starts a thread that ends at once and joins it, as a torch
                  DataLoader's worker does (multiprocessing's start methods)
+  --pool         a multiprocessing Pool of WORKERS per epoch maps WORKERS tasks of N calls
+                 (a worker may take several: 'done' gives each worker's total)
 Protocol: prints 'ready <pid>', waits for a line, runs the epochs, prints
 'done <pid>:<calls> ...' (one per worker; a worker's main thread is its pid), waits for stdin
 to close, exits. Runs on Python 3.6 and later.
@@ -66,6 +68,16 @@ def with_multiprocessing():
     return done
 
 
+def with_pool():
+    ctx = multiprocessing.get_context(start)
+    totals = {}
+    for _ in range(epochs):
+        with ctx.Pool(workers) as pool:
+            for pid in pool.map(calls, range(workers), chunksize=1):
+                totals[pid] = totals.get(pid, 0) + n
+    return totals
+
+
 def with_shell():
     import subprocess
     done = []
@@ -103,9 +115,13 @@ elif __name__ == "__main__":  # a spawned worker imports this file
     sys.stdout.flush()
     if not now:
         sys.stdin.readline()
-    pids = (with_torch() if "--torch" in sys.argv else
-            with_shell() if start == "shell" else with_multiprocessing())
-    line = "done " + " ".join("%d:%d" % (p, n) for p in pids) + "\n"
+    if "--pool" in sys.argv:
+        counts = with_pool()
+    else:
+        pids = (with_torch() if "--torch" in sys.argv else
+                with_shell() if start == "shell" else with_multiprocessing())
+        counts = {p: n for p in pids}
+    line = "done " + " ".join("%d:%d" % pc for pc in sorted(counts.items())) + "\n"
     if report:
         with open(report, "w") as f:
             f.write(line)
