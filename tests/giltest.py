@@ -137,12 +137,18 @@ def pythons(min_version=(3, 6), include_system=True):
     return found
 
 
+def quick():
+    """Under ASan (GIL_SANITIZED) or GIL_TEST_QUICK: a test that runs the same code in many
+    variants keeps one of each kind of code path."""
+    return bool(os.environ.get("GIL_SANITIZED") or os.environ.get("GIL_TEST_QUICK"))
+
+
 def sweep(interpreters):
     """The interpreters a test that repeats the same recording on each of them goes through:
     all of them, but every third and the last under ASan (GIL_SANITIZED, tools/test.sh's pass;
     each cold DWARF read takes a minute there) or GIL_TEST_QUICK. The oldest, the newest and
     some between still run the version-dependent code under the sanitizers."""
-    if not (os.environ.get("GIL_SANITIZED") or os.environ.get("GIL_TEST_QUICK")):
+    if not quick():
         return interpreters
     few = interpreters[::3]
     return few + interpreters[-1:] if interpreters and interpreters[-1] not in few else few
