@@ -182,10 +182,8 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 		/* before Linux 6.12 the guards do not reach a forked child's threads: one exiting
 		 * may have taken the child's probes away with it (gil_rings_guard), silently */
 		if (e->tid != e->pid && t->inherited && rec->guard_kind != GIL_GUARD_NO_SWAP &&
-		    !rec_file_wide(rec)) {
+		    !rec_file_wide(rec))
 			t->unguarded_exits++;
-			rec->unguarded_exits++;
-		}
 		if (gil_pairing_exit(t->pairing, (int32_t)e->tid, e->ts) < 0 ||
 		    gil_sinks_exit(t->sinks, (int32_t)e->tid, e->ts) < 0)
 			goto werr;

@@ -509,7 +509,12 @@ uint64_t gil_recorder_throttled(const struct gil_recorder *rec)
 
 uint64_t gil_recorder_unguarded_exits(const struct gil_recorder *rec)
 {
-	return rec->unguarded_exits;
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < rec->nr_targets; i++)
+		n += rec->targets[i]->unguarded_exits;
+	return n;
 }
 
 uint64_t gil_recorder_releases_not_seen(const struct gil_recorder *rec)

@@ -155,7 +155,6 @@ struct gil_recorder {
 	bool *ring_hup; /* per CPU: its ring fd reports POLLHUP (owner task gone) */
 	uint64_t lost, events, unknown, throttled;
 	uint64_t not_seen; /* releases not seen, summed over the finished targets */
-	uint64_t unguarded_exits; /* struct target's, summed */
 	const char *reason;
 	struct gil_process_stats *stats;
 	size_t last_target;
