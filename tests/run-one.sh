@@ -11,6 +11,8 @@
 #   "# giltest: timeout SECONDS" where it is longer by nature (sid-pythons under ASan).
 # - A lock: a test that needs the machine to itself has a line "# giltest: exclusive" (it
 #   takes the lock exclusively; every other test takes it shared).
+# - A test that must see every process on the host, "# giltest: host-pidns", runs in the host's
+#   pid namespace (and should be exclusive too: it sees, and may clean, what the others leave).
 # - Nothing in a test depends on speed: a test waits for what it needs, its timeouts only catch
 #   hangs, so another test beside it or a sanitizer build changes no result.
 set -u
@@ -33,7 +35,10 @@ fi
 # orphans the test leaves (a zombie would still look alive), and when it exits the kernel kills
 # whatever of the test is left. --kill-child: a timeout that kills unshare kills the test too.
 nsfile=$(mktemp "${TMPDIR:-/tmp}/giltest-ns.XXXXXX")
-if [ "$(id -u)" -eq 0 ] && unshare --pid --fork --mount-proc --kill-child true 2>/dev/null; then
+own_ns=yes
+grep -q '^# giltest: host-pidns' "$test" 2>/dev/null && own_ns=no
+if [ $own_ns = yes ] && [ "$(id -u)" -eq 0 ] &&
+	unshare --pid --fork --mount-proc --kill-child true 2>/dev/null; then
 	# shellcheck disable=SC2016
 	timeout --kill-after=10 "$GIL_TEST_TIMEOUT" unshare --pid --fork --mount-proc --kill-child \
 		sh -c 'stat -Lc %i /proc/self/ns/pid >"$0"; "$@"' "$nsfile" "$@"

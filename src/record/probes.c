@@ -4,6 +4,7 @@
 #include "config.h"
 #endif
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,16 +416,84 @@ static bool group_owner(const char *group, struct owner *o)
 	return true;
 }
 
+/* The inode of the kernel's initial pid namespace (PROC_PID_INIT_INO): fixed, never reused. */
+#define PID_NS_INIT_INO 0xEFFFFFFCu
+
+/* The pid @p has in its own pid namespace: the last field of NSpid in /proc/P/status. */
+static int own_ns_pid(pid_t p, pid_t *out)
+{
+	char path[64], *s, *line, *end;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)p);
+	s = gil_read_file(path, 8192, NULL);
+	if (!s)
+		return -1;
+	line = strstr(s, "\nNSpid:");
+	if (line)
+		for (line += 7; *line && *line != '\n'; line = end) {
+			while (*line == '\t' || *line == ' ')
+				line++;
+			if (!isdigit((unsigned char)*line))
+				break;
+			v = strtol(line, &end, 10);
+		}
+	free(s);
+	if (v <= 0)
+		return -1;
+	*out = (pid_t)v;
+	return 0;
+}
+
 /*
- * Is the recorder that owns a group gone for sure? Only when it lived in our pid namespace
- * and its pid now names no process, or one that started at another time. A recorder of
- * another pid namespace cannot be told from here: its group stays.
+ * Is the recorder of another pid namespace, @o, gone for sure? When we see processes of its
+ * namespace, it is ours' descendant and we see them all: none with @o's pid there and its start
+ * time means it is gone. When we see none: from the initial pid namespace, which sees every
+ * process, the namespace is gone (what a killed test or container leaves); from any other, it
+ * may be an ancestor's or a sibling's, and its groups stay.
+ */
+static bool foreign_owner_gone(const struct owner *o, const struct owner *self)
+{
+	pid_t *pids = NULL, in_ns;
+	bool seen = false, alive = false;
+	uint64_t start;
+	char path[64];
+	struct stat st;
+	int nr, i;
+
+	if (o->ns == PID_NS_INIT_INO)
+		return false; /* an ancestor of ours */
+	nr = gil_proc_list(&pids);
+	if (nr < 0)
+		return false;
+	for (i = 0; i < nr && !alive; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pids[i]);
+		if (stat(path, &st) < 0 || (uint64_t)st.st_ino != o->ns)
+			continue;
+		seen = true;
+		/* one of that namespace that cannot be read is not known to be another */
+		if (own_ns_pid(pids[i], &in_ns) < 0 || gil_proc_starttime(pids[i], &start) < 0)
+			alive = gil_proc_exists(pids[i]);
+		else
+			alive = in_ns == o->pid && start == o->start;
+	}
+	free(pids);
+	if (alive)
+		return false;
+	return seen || self->ns == PID_NS_INIT_INO;
+}
+
+/*
+ * Is the recorder that owns a group gone for sure? In our pid namespace: its pid now names no
+ * process, or one that started at another time. In another: foreign_owner_gone.
  */
 static bool owner_gone(const struct owner *o, const struct owner *self)
 {
 	uint64_t start;
 
-	if (o->ns != self->ns || (o->pid == self->pid && o->start == self->start))
+	if (o->ns != self->ns)
+		return foreign_owner_gone(o, self);
+	if (o->pid == self->pid && o->start == self->start)
 		return false;
 	return gil_proc_starttime(o->pid, &start) < 0 || start != o->start;
 }
@@ -435,7 +504,8 @@ int gil_probes_cleanup_stale(void)
 	char *system = NULL, *event = NULL;
 	char removed[64][64];
 	int nr_removed = 0, ret = 0, i;
-	struct owner self, owner;
+	struct owner self, owner, last = { 0, 0, 0 };
+	bool last_gone = false, gone;
 
 	if (self_owner(&self) < 0)
 		return -1;
@@ -446,7 +516,16 @@ int gil_probes_cleanup_stale(void)
 		if (tracefs_dynevent_info(*d, &system, &event, NULL, NULL, NULL) == TRACEFS_DYNEVENT_UNKNOWN)
 			continue;
 		/* only groups giltrace made, of a recorder that is gone for sure */
-		if (group_owner(system, &owner) && owner_gone(&owner, &self)) {
+		gone = false;
+		if (group_owner(system, &owner)) {
+			/* a group's events come together: one look at /proc per group */
+			if (owner.pid != last.pid || owner.ns != last.ns || owner.start != last.start) {
+				last = owner;
+				last_gone = owner_gone(&owner, &self);
+			}
+			gone = last_gone;
+		}
+		if (gone) {
 			/* a probe appended to an event went with it: ENOENT */
 			if (tracefs_dynevent_destroy(*d, false) < 0 && errno != ENOENT) {
 				ret = -1;
