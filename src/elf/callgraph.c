@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "ehframe.h"
 #include "scan.h"
 #include "x86insn.h"
 
@@ -77,9 +78,7 @@ struct cg_fn {
 
 struct cg {
 	struct scan *sc;
-	uint64_t hdr; /* .eh_frame_hdr's address: its table is relative to it */
-	const uint8_t *table; /* nr_fde pairs (start, FDE), sorted by start */
-	uint64_t nr_fde;
+	struct gil_ehframe eh; /* the object's frame descriptions: functions' extents */
 	uint64_t str[CG_MAX_STRINGS];
 	enum gil_func str_fn[CG_MAX_STRINGS];
 	size_t nr_str;
@@ -87,264 +86,12 @@ struct cg {
 	size_t nr_fns, cap_fns;
 };
 
-/* ---- .eh_frame_hdr and .eh_frame, as far as a function's extent goes ---- */
-
-#define PE_OMIT 0xff
-#define PE_ABSPTR 0x00
-#define PE_UDATA4 0x03
-#define PE_UDATA8 0x04
-#define PE_SDATA4 0x0b
-#define PE_SDATA8 0x0c
-#define PE_PCREL 0x10
-#define PE_DATAREL 0x30
-
-/* Bytes of the file at virtual address @addr, @len of them; NULL when not all in the file. */
-static const uint8_t *bytes_at(struct cg *cg, uint64_t addr, uint64_t len)
-{
-	uint64_t off;
-	bool exec;
-	Elf_Data *d;
-
-	if (gil_elf_addr_to_offset(cg->sc->obj, addr, &off, &exec) || off > cg->sc->obj_size ||
-	    len > cg->sc->obj_size - off)
-		return NULL;
-	d = elf_getdata_rawchunk(cg->sc->obj, (int64_t)off, len, ELF_T_BYTE);
-	return d && d->d_size == len ? d->d_buf : NULL;
-}
-
-/*
- * A pointer encoded as @enc at @p (virtual address @at, @avail bytes there), relative to
- * @datarel for DW_EH_PE_datarel; @apply false gives the bare value (an FDE's address range).
- * Its size into *@n. Returns 0, or -1 for an encoding this reader does not take.
- */
-static int read_enc(const uint8_t *p, size_t avail, uint8_t enc, uint64_t at, uint64_t datarel,
-		    bool apply, uint64_t *out, size_t *n)
-{
-	uint64_t v;
-
-	switch (enc & 0x0f) {
-	case PE_ABSPTR:
-	case PE_UDATA8:
-	case PE_SDATA8:
-		if (avail < 8)
-			return -1;
-		memcpy(&v, p, 8);
-		*n = 8;
-		break;
-	case PE_UDATA4:
-		if (avail < 4)
-			return -1;
-		v = gil_elf_u32(p, true);
-		*n = 4;
-		break;
-	case PE_SDATA4:
-		if (avail < 4)
-			return -1;
-		v = (uint64_t)(int64_t)(int32_t)gil_elf_u32(p, true);
-		*n = 4;
-		break;
-	default:
-		return -1;
-	}
-	if (apply) {
-		switch (enc & 0x70) {
-		case 0:
-			break;
-		case PE_PCREL:
-			v += at;
-			break;
-		case PE_DATAREL:
-			v += datarel;
-			break;
-		default:
-			return -1;
-		}
-	}
-	*out = v;
-	return 0;
-}
-
-static size_t uleb(const uint8_t *p, size_t avail, uint64_t *v)
-{
-	size_t i;
-	unsigned int shift = 0;
-
-	*v = 0;
-	for (i = 0; i < avail && i < 10; i++, shift += 7) {
-		*v |= (uint64_t)(p[i] & 0x7f) << shift;
-		if (!(p[i] & 0x80))
-			return i + 1;
-	}
-	return 0;
-}
-
-/*
- * The pointer encoding a CIE at @cie gives its FDEs ('R' augmentation), and in *@z whether its
- * FDEs carry augmentation data; -1 when unreadable.
- */
-static int cie_encoding(struct cg *cg, uint64_t cie, bool *z)
-{
-	const uint8_t *p, *aug;
-	uint64_t v;
-	size_t n, i, len, k;
-	uint8_t enc = PE_ABSPTR;
-
-	p = bytes_at(cg, cie, 8);
-	if (!p)
-		return -1;
-	len = gil_elf_u32(p, true);
-	if (len == 0xffffffff || len < 8 || len > 4096 || gil_elf_u32(p + 4, true) != 0)
-		return -1;
-	p = bytes_at(cg, cie, 4 + len);
-	if (!p)
-		return -1;
-	i = 9; /* length, CIE id, version */
-	aug = p + i;
-	while (i < 4 + len && p[i])
-		i++;
-	if (i >= 4 + len)
-		return -1;
-	i++;
-	*z = aug[0] == 'z';
-	if (aug[0] != 'z')
-		return aug[0] ? -1 : PE_ABSPTR;
-	/* code alignment, data alignment, return register (uleb in version 3), augmentation length */
-	for (k = 0; k < 4; k++) {
-		if (k == 2 && p[8] == 1) {
-			i++;
-			continue;
-		}
-		n = uleb(p + i, 4 + len - i, &v);
-		if (!n)
-			return -1;
-		i += n;
-	}
-	for (k = 1; aug[k]; k++) {
-		if (i >= 4 + len)
-			return -1;
-		if (aug[k] == 'R') {
-			enc = p[i++];
-		} else if (aug[k] == 'L') {
-			i++;
-		} else if (aug[k] == 'P') {
-			uint8_t penc = p[i++];
-
-			if (read_enc(p + i, 4 + len - i, penc, cie + i, 0, false, &v, &n))
-				return -1;
-			i += n;
-		} else if (aug[k] != 'S' && aug[k] != 'B') {
-			return -1;
-		}
-	}
-	return enc;
-}
-
-/*
- * The code that begins exactly at @addr by the frame descriptions: its end into *@end, and in
- * *@entry whether it begins as a function does: no rule before the first advance, so the
- * CIE's (the return address at the stack pointer). A part that GCC split off a function
- * (.cold) begins with the frame of the middle of that function: never an entry, even when a
- * jump leads there. .eh_frame_hdr's table (sorted by start) is searched for @addr, and the
- * FDE it points to gives the rest. Returns 0, or -1 when no FDE starts at @addr (or the
- * tables are unreadable).
- */
+/* The code that begins exactly at @addr by the frame descriptions (gil_ehframe_fde). */
 static int fde_of(struct cg *cg, uint64_t addr, uint64_t *end, bool *entry)
 {
-	uint64_t lo, hi, mid, start, fde, cie, range, at, len, aug;
-	const uint8_t *p;
-	size_t n, k;
-	bool z = false;
-	uint8_t op;
-	int enc;
+	uint64_t start;
 
-	if (!cg->nr_fde)
-		return -1;
-	lo = 0;
-	hi = cg->nr_fde;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		p = cg->table + mid * 8;
-		start = cg->hdr + (uint64_t)(int64_t)(int32_t)gil_elf_u32(p, true);
-		if (start == addr)
-			break;
-		if (start < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo >= hi)
-		return -1;
-	fde = cg->hdr + (uint64_t)(int64_t)(int32_t)gil_elf_u32(p + 4, true);
-	p = bytes_at(cg, fde, 8);
-	if (!p)
-		return -1;
-	len = gil_elf_u32(p, true);
-	if (len == 0xffffffff || len < 12 || len > 65536 || !gil_elf_u32(p + 4, true))
-		return -1;
-	p = bytes_at(cg, fde, 4 + len);
-	if (!p)
-		return -1;
-	cie = fde + 4 - gil_elf_u32(p + 4, true);
-	enc = cie_encoding(cg, cie, &z);
-	if (enc < 0)
-		return -1;
-	at = fde + 8;
-	k = 8;
-	if (read_enc(p + k, 4 + len - k, (uint8_t)enc, at, 0, true, &start, &n) ||
-	    start != addr)
-		return -1;
-	k += n;
-	if (read_enc(p + k, 4 + len - k, (uint8_t)(enc & 0x0f), 0, 0, false, &range, &n) ||
-	    !range || range > (1u << 24))
-		return -1;
-	k += n;
-	if (z) {
-		n = uleb(p + k, 4 + len - k, &aug);
-		if (!n || aug > 4 + len - k - n)
-			return -1;
-		k += n + aug;
-	}
-	/* the first instruction: end, nop, or an advance (DW_CFA_advance_loc, _loc1/2/4) */
-	op = k < 4 + len ? p[k] : 0;
-	*entry = op == 0 || (op & 0xc0) == 0x40 || (op >= 0x02 && op <= 0x04);
-	*end = addr + range;
-	return 0;
-}
-
-/* Find .eh_frame_hdr (PT_GNU_EH_FRAME) and its sorted table; nr_fde stays 0 without one. */
-static void read_hdr(struct cg *cg)
-{
-	uint64_t count, ptr;
-	const uint8_t *p;
-	GElf_Phdr ph;
-	size_t i, n, k;
-
-	if (elf_getphdrnum(cg->sc->obj, &n))
-		return;
-	for (i = 0; i < n; i++)
-		if (gelf_getphdr(cg->sc->obj, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
-			break;
-	if (i == n || ph.p_memsz < 12)
-		return;
-	p = bytes_at(cg, ph.p_vaddr, 4);
-	/* version 1; the table as datarel sdata4 pairs, as GNU ld and lld write it */
-	if (!p || p[0] != 1 || p[3] != (PE_DATAREL | PE_SDATA4))
-		return;
-	p = bytes_at(cg, ph.p_vaddr, ph.p_memsz);
-	if (!p)
-		return;
-	k = 4;
-	if (read_enc(p + k, ph.p_memsz - k, p[1], ph.p_vaddr + k, ph.p_vaddr, true, &ptr, &n))
-		return;
-	k += n;
-	if (read_enc(p + k, ph.p_memsz - k, p[2], ph.p_vaddr + k, ph.p_vaddr, true, &count, &n))
-		return;
-	k += n;
-	if (count > (ph.p_memsz - k) / 8)
-		return;
-	cg->hdr = ph.p_vaddr;
-	cg->table = p + k;
-	cg->nr_fde = count;
+	return gil_ehframe_fde(&cg->eh, addr, false, &start, end, entry);
 }
 
 /* Is a defined FUNC in .dynsym at @addr? Its name into *@name when asked. */
@@ -611,8 +358,8 @@ int gil_callgraph_scan(struct scan *sc, bool take, bool drop)
 
 	if (!sc->x86_64)
 		return 0;
-	read_hdr(&cg);
-	if (!cg.nr_fde)
+	gil_ehframe_open(&cg.eh, sc->obj, sc->obj_size);
+	if (!cg.eh.nr_fde)
 		return 0;
 	find_strings(&cg);
 	if (!cg.nr_str)

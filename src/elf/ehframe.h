@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Function extents from an object's frame descriptions (.eh_frame_hdr, .eh_frame). */
+#ifndef GIL_EHFRAME_H
+#define GIL_EHFRAME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "elf.h"
+
+struct gil_ehframe {
+	Elf *obj;
+	uint64_t obj_size;
+	uint64_t hdr; /* .eh_frame_hdr's address: its table is relative to it */
+	const uint8_t *table; /* nr_fde pairs (start, FDE), sorted by start */
+	uint64_t nr_fde; /* 0: no table this reader takes */
+};
+
+/* Find @obj's .eh_frame_hdr (PT_GNU_EH_FRAME) and its table; nr_fde stays 0 without one. */
+void gil_ehframe_open(struct gil_ehframe *eh, Elf *obj, uint64_t obj_size);
+
+/* The bytes of the file at virtual address @addr, @len of them; NULL when not all in it. */
+const uint8_t *gil_ehframe_bytes(const struct gil_ehframe *eh, uint64_t addr, uint64_t len);
+
+/**
+ * gil_ehframe_fde - the FDE that begins at @addr, or with @containing the one whose range
+ * holds @addr: its [*@start, *@end), and in *@entry whether its code begins as a function's
+ * (no CFA rule before the first advance; a .cold part does not). -1 when none fits.
+ */
+int gil_ehframe_fde(const struct gil_ehframe *eh, uint64_t addr, bool containing, uint64_t *start,
+		    uint64_t *end, bool *entry);
+
+#endif /* GIL_EHFRAME_H */
