@@ -37,6 +37,8 @@ struct scan {
 	size_t seen_cap, nr_seen;
 	char version[16]; /* "3.11", from the file name or Py_Version; "" if unknown */
 	uint32_t hexversion; /* Py_Version (PY_VERSION_HEX, 3.11+); 0 when not exported */
+	char refused[256]; /* why the first site refused by gil_site_prove was */
+	const char *refused_from; /* the file that named it (NULL: the object) */
 };
 
 /* ---- sites.c ---- */

@@ -135,6 +135,54 @@ void gil_symbols_free(struct gil_symbols *syms)
 	free(syms);
 }
 
+/*
+ * Keep only the sites the code of the object proves (gil_site_prove). What was refused is
+ * counted, and the first refusal kept for refused_note. Before settle(), so that a function
+ * left without a site gets what settle gives one, and after it, for what settle added.
+ */
+static void prove_sites(struct scan *sc)
+{
+	struct gil_symbols *syms = sc->syms;
+	char why[sizeof(sc->refused)];
+	size_t i, kept = 0;
+
+	for (i = 0; i < syms->nr_sites; i++) {
+		struct gil_site *s = &syms->sites[i];
+
+		if (!gil_site_prove(sc->obj, sc->obj_size, s, why, sizeof(why))) {
+			syms->sites[kept++] = *s;
+			continue;
+		}
+		if (!syms->nr_refused++) {
+			memcpy(sc->refused, why, sizeof(why));
+			sc->refused_from = !strcmp(s->method, "dwarf-inline") ? syms->dwarf_from :
+					   syms->symbols_from;
+		}
+		free(s->symbol);
+	}
+	syms->nr_sites = kept;
+	gil_sites_count(syms);
+}
+
+/* The refusals in ->note, naming the file that named the first one. -1 only on ENOMEM. */
+static int refused_note(struct scan *sc, const char *path, const char *root)
+{
+	struct gil_symbols *syms = sc->syms;
+	char *note;
+
+	if (!syms->nr_refused)
+		return 0;
+	note = gil_strfmt("%zu probe site%s named by %s refused, not probed: %s%s%s",
+			  syms->nr_refused, syms->nr_refused == 1 ? "" : "s",
+			  gil_shown_path(sc->refused_from ? sc->refused_from : path, root),
+			  sc->refused, syms->note ? "; " : "", syms->note ? syms->note : "");
+	if (!note)
+		return -1;
+	free(syms->note);
+	syms->note = note;
+	return 0;
+}
+
 int gil_symbols_read_elf(struct gil_elf *obj, const char *path, const char *root,
 			 unsigned int flags, struct gil_symbols **out, char *err, size_t errlen)
 {
@@ -188,7 +236,11 @@ int gil_symbols_read_elf(struct gil_elf *obj, const char *path, const char *root
 	if (syms->nr_sites && syms->kind == GIL_PY_UNKNOWN)
 		syms->kind = GIL_PY_CPYTHON;
 settle:
+	prove_sites(&sc);
 	if (settle(&sc, path, root))
+		goto out;
+	prove_sites(&sc);
+	if (refused_note(&sc, path, root))
 		goto out;
 	if (syms->note && syms->reason) {
 		/* what was tried and failed belongs to the line that says what to do */

@@ -80,6 +80,8 @@ struct gil_symbols {
 	size_t nr_unproven; /* inlined copies found but not probed: no provable entry */
 	size_t nr_over_cap; /* sites past GIL_MAX_SITES: not probed (reason says so) */
 	size_t nr_callgraph; /* sites found from the code (callgraph.c): no table named them */
+	size_t nr_refused; /* sites named (by a table, DWARF, a debug file) that the code of the
+			      file did not prove (gil_site_prove): not probed, said in ->note */
 	char *note; /* one line on what was tried and failed (a debuginfod server), or NULL */
 };
 
@@ -128,5 +130,15 @@ int gil_symbols_read_elf(struct gil_elf *obj, const char *path, const char *root
 #define GIL_SYMS_DEBUGINFOD 1 /* no debug file on the machine: ask DEBUGINFOD_URLS' servers */
 
 void gil_symbols_free(struct gil_symbols *syms);
+
+/**
+ * gil_site_prove - may a probe go at @s in the object open as @obj (@obj_size bytes, read from
+ * the descriptor of exactly the mapped file)? Whatever named the site, it must lie in an
+ * executable segment at the offset that segment gives, inside a function the file's
+ * .eh_frame_hdr delimits; an entry must be that function's first instruction (or the step past
+ * endbr64 / bti c), any other site an instruction boundary decoded from the function's start.
+ * Returns 0 when proven, 1 when not, with "<symbol> at 0x<addr>: <why>" in @why.
+ */
+int gil_site_prove(Elf *obj, uint64_t obj_size, const struct gil_site *s, char *why, size_t len);
 
 #endif /* GIL_SYMBOLS_H */

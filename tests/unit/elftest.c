@@ -197,9 +197,82 @@ static size_t add_syms(Elf64_Sym *out, struct strbuf *str, const struct ssym *in
 	return n + 1;
 }
 
+/*
+ * The frame descriptions of the synthetic text, as GNU ld writes them: one CIE ("zR", pc-relative
+ * sdata4 pointers) and an FDE per function of the layout, with .eh_frame_hdr's sorted table
+ * (datarel sdata4) over them. Every FDE but take_gil.cold's begins as a function does (an
+ * advance first); the cold part begins in the middle of a frame. gil_site_prove() finds a
+ * site's function by them.
+ */
+static const struct {
+	uint64_t off, len;
+	bool entry;
+} synth_fdes[] = {
+	{ 0x10, 0x20, true },  { 0x40, 0x10, true }, { 0x60, 0x10, true },
+	{ 0x80, 0x08, false }, { 0xb0, 0x10, true }, { 0xc0, 0x10, true },
+	{ 0xd0, 0x10, true },  { 0xe0, 0x10, true }, { 0xf0, 0x10, true },
+};
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+/* .eh_frame at S_EHFRAME_ADDR into @frame, .eh_frame_hdr at S_EHHDR_ADDR into @hdr. */
+static void synth_ehframe(unsigned char *frame, size_t frame_cap, size_t *frame_len,
+			  unsigned char *hdr, size_t hdr_cap, size_t *hdr_len)
+{
+	static const unsigned char cie_body[] = {
+		0, 0, 0, 0, /* CIE id */
+		1, 'z', 'R', 0, /* version, augmentation */
+		1, 0x78, 16, /* code alignment 1, data alignment -8, return address r16 */
+		1, 0x1b, /* augmentation length, R: pcrel | sdata4 */
+		0x0c, 7, 8, /* DW_CFA_def_cfa rsp+8 */
+		0x90, 1, /* DW_CFA_offset r16 at cfa-8 */
+		0, 0, 0, /* DW_CFA_nop to 4-byte alignment (4 + 24) */
+	};
+	size_t at = 0, i, n = ARRAY_SIZE(synth_fdes);
+
+	assert_true(frame_cap >= sizeof(cie_body) + 4 + n * 24 + 4 && hdr_cap >= 12 + n * 8);
+	put32(frame, sizeof(cie_body));
+	memcpy(frame + 4, cie_body, sizeof(cie_body));
+	at = 4 + sizeof(cie_body);
+	put32(hdr, 0x3b031b01); /* version 1; eh_frame_ptr pcrel sdata4, count udata4, datarel */
+	put32(hdr + 4, (uint32_t)(S_EHFRAME_ADDR - (S_EHHDR_ADDR + 4)));
+	put32(hdr + 8, (uint32_t)n);
+	for (i = 0; i < n; i++) {
+		uint64_t fde = S_EHFRAME_ADDR + at, fn = S_TEXT_ADDR + synth_fdes[i].off;
+		unsigned char *p = frame + at;
+
+		put32(p, 20); /* CIE pointer, pc_begin, pc_range, aug length, 3 insns + pad */
+		put32(p + 4, (uint32_t)(at + 4)); /* back to the CIE at offset 0 */
+		put32(p + 8, (uint32_t)(fn - (fde + 8)));
+		put32(p + 12, (uint32_t)synth_fdes[i].len);
+		p[16] = 0; /* no augmentation data */
+		if (synth_fdes[i].entry) {
+			p[17] = 0x41; /* DW_CFA_advance_loc 1 */
+			p[18] = 0x0e; /* DW_CFA_def_cfa_offset 16 */
+			p[19] = 16;
+		} else {
+			p[17] = 0x0e; /* the frame of the middle of a function from the first byte */
+			p[18] = 32;
+			p[19] = 0;
+		}
+		memset(p + 20, 0, 4);
+		at += 24;
+		put32(hdr + 12 + i * 8, (uint32_t)(fn - S_EHHDR_ADDR));
+		put32(hdr + 16 + i * 8, (uint32_t)(fde - S_EHHDR_ADDR));
+	}
+	put32(frame + at, 0); /* the terminator */
+	*frame_len = at + 4;
+	*hdr_len = 12 + n * 8;
+}
+
 void write_synth(const char *path, const struct synth *sp)
 {
 	unsigned char text[S_TEXT_SIZE], rodata[0x40], data[0x20], note[36], link[256];
+	unsigned char ehframe[0x100], ehhdr[0x80];
+	size_t ehframe_len, ehhdr_len;
 	Elf64_Sym symtab[ARRAY_SIZE(symtab_syms) + 1], dynsym[16];
 	struct strbuf shstr = { .len = 0 }, str = { .len = 0 }, dynstr = { .len = 0 };
 	struct wsec secs[16];
@@ -212,11 +285,16 @@ void write_synth(const char *path, const struct synth *sp)
 	Elf_Data *d;
 	Elf *elf;
 	int fd;
-	/* Section indices are fixed by the order below: 1 .note, 2 .rodata, 3 .text, 4 .data. */
-	const Elf64_Half text_ndx = 3;
+	/*
+	 * Section indices are fixed by the order below: 1 .note, 2 .rodata, 3 .eh_frame_hdr,
+	 * 4 .eh_frame, 5 .text, 6 .data.
+	 */
+	const Elf64_Half text_ndx = 5;
 
 	for (i = 0; i < sizeof(text); i++)
 		text[i] = (unsigned char)(i * 7 + 0x31);
+	if (sp->code)
+		memcpy(text, sp->code, sizeof(text));
 	if (sp->endbr) {
 		memcpy(text + 0x10, "\xf3\x0f\x1e\xfa", 4);
 		memcpy(text + 0xd0, "\xf3\x0f\x1e\xfa", 4);
@@ -244,6 +322,15 @@ void write_synth(const char *path, const struct synth *sp)
 				      .addr = S_RODATA_ADDR, .offset = S_RODATA_OFF,
 				      .size = sizeof(rodata), .align = 16, .buf = rodata,
 				      .dtype = ELF_T_BYTE };
+	synth_ehframe(ehframe, sizeof(ehframe), &ehframe_len, ehhdr, sizeof(ehhdr), &ehhdr_len);
+	secs[nsec++] = (struct wsec){ .name = ".eh_frame_hdr", .type = SHT_PROGBITS,
+				      .flags = SHF_ALLOC, .addr = S_EHHDR_ADDR,
+				      .offset = S_EHHDR_ADDR - 0x400000, .size = ehhdr_len,
+				      .align = 4, .buf = ehhdr, .dtype = ELF_T_BYTE };
+	secs[nsec++] = (struct wsec){ .name = ".eh_frame", .type = SHT_PROGBITS,
+				      .flags = SHF_ALLOC, .addr = S_EHFRAME_ADDR,
+				      .offset = S_EHFRAME_ADDR - 0x400000, .size = ehframe_len,
+				      .align = 8, .buf = ehframe, .dtype = ELF_T_BYTE };
 	secs[nsec++] = (struct wsec){ .name = ".text", .type = sp->debug ? SHT_NOBITS : SHT_PROGBITS,
 				      .flags = SHF_ALLOC | SHF_EXECINSTR, .addr = S_TEXT_ADDR,
 				      .offset = sp->debug ? S_DEBUG_TEXT_OFF : S_TEXT_OFF,
@@ -313,7 +400,7 @@ void write_synth(const char *path, const struct synth *sp)
 	eh->e_entry = S_TEXT_ADDR;
 	eh->e_phoff = sizeof(Elf64_Ehdr);
 
-	ph = elf64_newphdr(elf, 4);
+	ph = elf64_newphdr(elf, sp->no_ehframe ? 4 : 5);
 	assert_non_null(ph);
 	ph[0] = (Elf64_Phdr){ PT_LOAD, PF_R, 0, 0x400000, 0x400000, 0x1000, 0x1000, 0x1000 };
 	ph[1] = (Elf64_Phdr){ PT_LOAD, PF_R | PF_X, sp->debug ? S_DEBUG_TEXT_OFF : S_TEXT_OFF,
@@ -322,6 +409,9 @@ void write_synth(const char *path, const struct synth *sp)
 			      sizeof(data), 0x1000, 0x1000 };
 	ph[3] = (Elf64_Phdr){ PT_NOTE, PF_R, S_NOTE_OFF, 0x400000 + S_NOTE_OFF,
 			      0x400000 + S_NOTE_OFF, sizeof(note), sizeof(note), 4 };
+	if (!sp->no_ehframe)
+		ph[4] = (Elf64_Phdr){ PT_GNU_EH_FRAME, PF_R, S_EHHDR_ADDR - 0x400000, S_EHHDR_ADDR,
+				      S_EHHDR_ADDR, ehhdr_len, ehhdr_len, 4 };
 
 	for (i = 0; i < nsec; i++)
 		secs[i].name = (const char *)(uintptr_t)str_add(&shstr, secs[i].name);

@@ -33,7 +33,8 @@ void *read_file(const char *path, size_t *len);
 
 /*
  * One layout for every synthetic file, an ET_EXEC whose text is not at vaddr == offset:
- *   PT_LOAD R   off 0x0000 vaddr 0x400000 filesz 0x1000 (headers, note, .rodata at 0x400800)
+ *   PT_LOAD R   off 0x0000 vaddr 0x400000 filesz 0x1000 (headers, note, .rodata at 0x400800,
+ *                                                         .eh_frame_hdr, .eh_frame)
  *   PT_LOAD R E off 0x1000 vaddr 0x411000 filesz 0x100  (.text)
  *   PT_LOAD RW  off 0x1100 vaddr 0x600000 filesz 0x20 memsz 0x1000 (.data, then bss)
  */
@@ -45,6 +46,8 @@ void *read_file(const char *path, size_t *len);
 #define S_DATA_OFF 0x1100
 #define S_DATA_ADDR 0x600000
 #define S_NOTE_OFF 0x200
+#define S_EHHDR_ADDR 0x400900 /* PT_GNU_EH_FRAME */
+#define S_EHFRAME_ADDR 0x400a00
 /* Where a debug file claims the text is: the library must ignore it. */
 #define S_DEBUG_TEXT_OFF 0x3000
 
@@ -62,6 +65,8 @@ struct synth {
 	bool endbr; /* take_gil and PyEval_SaveThread start with endbr64 */
 	uint32_t data_word; /* first 4 bytes of .data (Py_Version's PY_VERSION_HEX) */
 	int machine; /* e_machine; 0: EM_X86_64 */
+	bool no_ehframe; /* no PT_GNU_EH_FRAME: no site can be proven */
+	const unsigned char *code; /* S_TEXT_SIZE bytes of .text instead of the filler */
 };
 
 struct ssym {

@@ -315,6 +315,123 @@ static void test_debian_fallback(void **state)
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
+/* ---- every site proven against the file's own code --------------------------------------- */
+
+/*
+ * gil_site_prove() on a file whose code is known instruction by instruction, whatever a table
+ * claims: the claims below are what a forged symbol table, debug file or cache entry could make.
+ */
+static void test_prove(void **state)
+{
+	unsigned char code[S_TEXT_SIZE];
+	char *path = xfmt("%s/prove", tmpdir), why[256];
+	struct synth sp = { .symtab = true, .build_id = bid_b, .code = code };
+	static const struct {
+		uint64_t off; /* from the text's start */
+		unsigned int skipped;
+		bool retprobe;
+		enum gil_site_role role;
+		uint64_t size;
+		const char *refused; /* NULL: proven */
+	} cases[] = {
+		/* take_gil at 0x10 starts with endbr64: its entry and the step past it */
+		{ 0x10, 0, true, GIL_SITE_ENTRY, 0x20, NULL },
+		{ 0x14, 4, true, GIL_SITE_ENTRY, 0x20, NULL },
+		/* instruction boundaries inside it: after push, after mov, at pop, at ret */
+		{ 0x15, 0, false, GIL_SITE_ENTRY, 0, NULL },
+		{ 0x18, 0, false, GIL_SITE_EXIT, 0, NULL },
+		{ 0x22, 0, false, GIL_SITE_EXIT, 0, NULL },
+		{ 0x23, 0, false, GIL_SITE_EXIT, 0, NULL },
+		/* inside endbr64, inside the mov, inside the movabs */
+		{ 0x12, 0, false, GIL_SITE_ENTRY, 0, "inside an instruction, not at its start" },
+		{ 0x16, 0, false, GIL_SITE_EXIT, 0, "inside an instruction, not at its start" },
+		{ 0x1a, 0, false, GIL_SITE_EXIT, 0, "inside an instruction, not at its start" },
+		/* an entry that is not its function's start, or steps over what is not endbr64 */
+		{ 0x15, 0, true, GIL_SITE_ENTRY, 0x10, "not the start of a function" },
+		{ 0xd4, 4, true, GIL_SITE_ENTRY, 0x10, "steps over something other than endbr64/bti" },
+		/* a function's entry claimed at a .cold part, which begins mid-frame */
+		{ 0x80, 0, true, GIL_SITE_ENTRY, 0x8, "not the start of a function" },
+		/* code no frame description covers: between functions, and past the last */
+		{ 0x38, 0, true, GIL_SITE_ENTRY, 0x8, "in no function the file's frame descriptions know" },
+		{ 0x34, 0, false, GIL_SITE_EXIT, 0, "in no function the file's frame descriptions know" },
+		/* undecodable bytes before the site: refused, not guessed */
+		{ 0x66, 0, false, GIL_SITE_EXIT, 0, "an instruction before it cannot be decoded" },
+	};
+	const uint64_t text_end = S_TEXT_ADDR + S_TEXT_SIZE;
+	struct gil_symbols *s;
+	struct gil_site site;
+	uint64_t size;
+	Elf *elf;
+	size_t i;
+	int fd;
+
+	memset(code, 0xcc, sizeof(code)); /* int3 */
+	/* take_gil 0x10: endbr64; push %rbp; mov %rsp,%rbp; movabs $1,%rax; pop %rbp; ret */
+	memcpy(code + 0x10, "\xf3\x0f\x1e\xfa\x55\x48\x89\xe5\x48\xb8\x01\0\0\0\0\0\0\0\x5d\xc3",
+	       20);
+	memset(code + 0x24, 0x90, 0x0c);
+	/* drop_gil.constprop.0 0x40: push %rbp; ret */
+	memcpy(code + 0x40, "\x55\xc3", 2);
+	/* drop_gil.isra.0 0x60: push; then 8f c8, AMD's XOP (not pop), which the decoder refuses */
+	memcpy(code + 0x60, "\x55\x8f\xc8\x00\x00\x90\x90\xc3", 8);
+	/* PyEval_SaveThread 0xd0: mov %rsp,%rbp (not endbr64) */
+	memcpy(code + 0xd0, "\x48\x89\xe5\x90\x90\xc3", 6);
+	write_synth(path, &sp);
+
+	elf = open_elf(path, &fd);
+	size = (uint64_t)lseek(fd, 0, SEEK_END);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		memset(&site, 0, sizeof(site));
+		site.fn = GIL_FN_TAKE;
+		site.symbol = "claimed";
+		site.role = cases[i].role;
+		site.addr = S_TEXT_ADDR + cases[i].off;
+		site.offset = S_TEXT_OFF + cases[i].off;
+		site.size = cases[i].size;
+		site.skipped = cases[i].skipped;
+		site.retprobe = cases[i].retprobe;
+		if (gil_site_prove(elf, size, &site, why, sizeof(why)) != (cases[i].refused != NULL))
+			fail_msg("case %zu (0x%llx): %s", i, (unsigned long long)cases[i].off,
+				 why[0] ? why : "proven, want refused");
+		if (cases[i].refused && !strstr(why, cases[i].refused))
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, why, cases[i].refused);
+	}
+	/* the offset must be the one the segment gives, and the site inside the segment */
+	site.addr = S_TEXT_ADDR + 0x10;
+	site.offset = S_TEXT_OFF + 0x11;
+	site.skipped = 0;
+	site.retprobe = true;
+	site.role = GIL_SITE_ENTRY;
+	site.size = 0x20;
+	assert_int_equal(gil_site_prove(elf, size, &site, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "not in an executable segment of the file"));
+	site.addr = S_RODATA_ADDR + 0x10;
+	site.offset = S_RODATA_OFF + 0x10;
+	assert_int_equal(gil_site_prove(elf, size, &site, why, sizeof(why)), 1);
+	site.addr = text_end;
+	site.offset = S_TEXT_OFF + S_TEXT_SIZE;
+	assert_int_equal(gil_site_prove(elf, size, &site, why, sizeof(why)), 1);
+	/* a file shorter than its headers say (truncated): nothing of it proves anything */
+	site.addr = S_TEXT_ADDR + 0x10;
+	site.offset = S_TEXT_OFF + 0x10;
+	assert_int_equal(gil_site_prove(elf, S_TEXT_OFF + 0x8, &site, why, sizeof(why)), 1);
+	elf_end(elf);
+	close(fd);
+
+	/* A table's sites in a file without frame descriptions are refused, counted and said. */
+	sp.no_ehframe = true;
+	write_synth(path, &sp);
+	s = read_ok(path, NULL);
+	assert_int_equal(s->nr_sites, 0);
+	assert_int_equal(s->nr_refused, 2);
+	assert_non_null(s->note);
+	assert_non_null(strstr(s->note, "2 probe sites named by"));
+	assert_non_null(strstr(s->note, "refused, not probed: "));
+	assert_non_null(strstr(s->note, "the file has no .eh_frame_hdr to find its function by"));
+	gil_symbols_free(s);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_fallback),
 		cmocka_unit_test(test_debian_fallback),
+		cmocka_unit_test(test_prove),
 	};
 
 	return cmocka_run_group_tests(tests, elftest_setup, elftest_teardown);
