@@ -5,13 +5,17 @@
  * to Debian's python3.14 with its -dbg file starts without reading 20 MB of DWARF again.
  *
  * An entry is only ever a shortcut to the same result, never a proof of its own:
+ *  - only what root's own files said is kept: the object and each debug file it was read from
+ *    must be regular files of root's that no group or other user can write (a user's copy of a
+ *    system file carries its build-id and could say anything about it); nothing read from a
+ *    debuginfod server is kept;
  *  - it is found by the object's build-id, and must name the same machine, file size and
  *    giltrace version; each debug file it was read from must still be there with the same
  *    device, inode, size and change time (a -dbg package installed or removed since misses);
- *  - every site must still be a whole function or instruction start inside an executable
- *    segment of the file on the descriptor (gil_sites_offset's rules), and the 16 bytes there
- *    must be the bytes the entry recorded, read now from that descriptor: a file that forged
- *    the build-id gets no probe it would not have got anyway;
+ *  - every site is proven again against the code of the file on the descriptor, as a fresh
+ *    read proves it (gil_site_prove: inside a function its .eh_frame_hdr delimits, an entry at
+ *    its start, any other site an instruction boundary decoded from there), and the 16 bytes
+ *    there must be the bytes the entry recorded: an entry that says otherwise is not used;
  *  - the directory is root's (/var/cache/giltrace/objects, 0700), opened without following
  *    links and checked by fstat, entries are regular files of root's, bounded in size.
  * Only results that read DWARF are kept: without it everything is quick to redo.
@@ -92,13 +96,22 @@ static char *path_from(struct json_object *o, const char *root)
 	return gil_strfmt("%s%s", json_object_get_boolean(in) ? root : "", json_object_get_string(p));
 }
 
-/* Identity of a file a result was read from: device, inode, size, change time. */
+/* A file only root can change: what a result read from it says may be kept for others. */
+static bool root_only(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * Identity of a file a result was read from: device, inode, size, change time. NULL when it is
+ * not a regular file only root can change (a user's file is never a source kept for others).
+ */
 static struct json_object *file_id(const char *path, const char *root)
 {
 	struct json_object *o;
 	struct stat st;
 
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || !root_only(&st))
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "path", path_json(path, root));
@@ -305,12 +318,20 @@ void rec_objcache_store(struct object *o, const char *root, bool attribution)
 	const struct gil_symbols *syms = o->syms;
 	char name[160], tmp[200], hex[2 * SITE_BYTES + 1];
 	const char *str;
+	struct stat st;
 	GElf_Ehdr eh;
 	int dfd, fd;
 	size_t i;
 
 	if (!syms || !syms->dwarf_from || !syms->build_id[0] || (attribution && !o->attrib) ||
 	    !entry_name(syms->build_id, name, sizeof(name)) || !gelf_getehdr(o->elf.elf, &eh))
+		return;
+	/*
+	 * Only what root's own files said is kept: a user's copy of a system file has its
+	 * build-id and could say anything about it (what every load re-proves against the code
+	 * does not catch a site left out).
+	 */
+	if (fstat(o->elf.fd, &st) || !root_only(&st))
 		return;
 	/*
 	 * A file fetched from a debuginfod server lives in its client's cache, which the
@@ -434,18 +455,6 @@ static struct json_object *read_entry(int dfd, const char *name)
 	return e;
 }
 
-/* Is @t, as the entry has it, where gil_sites_offset would put it in @elf? */
-static bool site_in_code(Elf *elf, const struct gil_site *t)
-{
-	uint64_t size = t->size ? t->size - t->skipped : 1;
-	GElf_Phdr ph;
-
-	if (!t->addr || (t->size && t->size <= t->skipped) || gil_elf_load_of(elf, t->addr, &ph) ||
-	    !(ph.p_flags & PF_X) || size > ph.p_filesz - (t->addr - ph.p_vaddr))
-		return false;
-	return t->addr - ph.p_vaddr + ph.p_offset == t->offset;
-}
-
 /* Copy the why strings (pointing into the parsed entry) into storage @at owns. */
 static int own_whys(struct gil_attrib *at)
 {
@@ -563,7 +572,11 @@ int rec_objcache_load(struct object *o, const char *path, const char *root, bool
 		    t->host > GIL_HOST_ON_REQUEST)
 			goto miss;
 		/* the same place of this very file, with the same bytes there now */
-		if (!site_in_code(o->elf.elf, t) || site_bytes(&o->elf, t->offset, hex) ||
+		/* re-proven against the code of the file mapped now, as a fresh read would be */
+		if (!ok || !t->symbol || !t->method || (unsigned int)t->fn >= GIL_FN_NR ||
+		    (t->role != GIL_SITE_ENTRY && t->role != GIL_SITE_EXIT) ||
+		    gil_site_prove(o->elf.elf, o->elf.size, t, NULL, 0) ||
+		    site_bytes(&o->elf, t->offset, hex) ||
 		    !(str = get_str(v, "bytes", &ok)) || strcmp(str, hex))
 			goto miss;
 		if (at) {
