@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -151,12 +152,19 @@ char *gil_read_file(const char *path, size_t max, size_t *lenp)
 {
 	char *buf;
 	size_t len = 0;
+	struct stat st;
 	ssize_t n;
 	int fd, saved;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* only a regular file (what /proc and sysfs give too): a named pipe must not block us */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
 	buf = malloc(max + 1);
 	if (!buf)
 		goto fail;

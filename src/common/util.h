@@ -45,7 +45,11 @@ int gil_err(char *buf, size_t len, const char *fmt, ...) __attribute__((format(p
 /* malloc'ed printf; NULL when out of memory. */
 char *gil_strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Read a whole small file (e.g. /proc/PID/comm) into a malloc'd, NUL-terminated buffer. */
+/*
+ * Read a whole small file (e.g. /proc/PID/comm) into a malloc'd, NUL-terminated buffer, at
+ * most @max bytes. Only a regular file: anything else (a named pipe, a device) fails at once
+ * with EINVAL, never blocking.
+ */
 char *gil_read_file(const char *path, size_t max, size_t *len);
 
 /*

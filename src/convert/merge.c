@@ -297,7 +297,7 @@ struct merge_trace *merge_open(const char *path, char *err, size_t errlen)
 		merge_close(m);
 		return NULL;
 	}
-	m->fd = open(path, O_RDONLY | O_CLOEXEC);
+	m->fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC); /* a pipe: no block */
 	m->sc.fd = m->fd;
 	if (m->fd < 0) {
 		gil_err(m->err, sizeof(m->err), "cannot open %s: %s", path, strerror(errno));

@@ -44,6 +44,21 @@ static int make_tmp(int dirfd, const char *base, char **tmp)
 	return -1;
 }
 
+/*
+ * Is @fd a named pipe (or socket) of a user other than root and the caller? Its reader is that
+ * user: root's trace is not handed to them. Devices are root's to make, pipes of a shell ours.
+ */
+static bool pipe_of_other(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return true;
+	if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
+		return false;
+	return st.st_uid != 0 && st.st_uid != getuid();
+}
+
 struct outfile *outfile_open(const char *path, char *err, size_t errlen)
 {
 	struct outfile *o;
@@ -101,13 +116,30 @@ struct outfile *outfile_open(const char *path, char *err, size_t errlen)
 		 * /dev/null, /dev/stdout, a FIFO, a link of ours: written through, never replaced.
 		 * Without O_CREAT, so that a dangling link is not followed to create a file.
 		 */
-		o->fd = openat(o->dirfd, base, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+		o->fd = openat(o->dirfd, base, O_WRONLY | O_TRUNC | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 		if (o->fd < 0 && errno == ENOENT && S_ISLNK(st.st_mode)) {
 			gil_err(err, errlen, "cannot write %s: a symbolic link to a file that does not "
 				"exist; remove the link or choose another --output", path);
 			goto fail;
 		}
+		if (o->fd < 0 && errno == ENXIO) {
+			/* O_NONBLOCK: a named pipe nobody reads fails at once, where it would block */
+			gil_err(err, errlen, "cannot write %s: a named pipe that nobody reads; start its "
+				"reader first, or remove it or choose another --output", path);
+			goto fail;
+		}
 		if (o->fd < 0) {
+			gil_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (pipe_of_other(o->fd)) {
+			gil_err(err, errlen, "cannot write %s: a named pipe or socket another user "
+				"made (its reader would get the trace); remove it or choose another "
+				"--output", path);
+			goto fail;
+		}
+		/* written as a file is: a slow reader makes it wait, not fail */
+		if (fcntl(o->fd, F_SETFL, fcntl(o->fd, F_GETFL) & ~O_NONBLOCK) < 0) {
 			gil_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
 			goto fail;
 		}

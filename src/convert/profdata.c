@@ -77,7 +77,8 @@ static struct json_object *read_info(const struct profdata *pd, const char *name
 	snprintf(p, sizeof(p), "%s/%s", pd->host, name);
 	text = gil_read_file(p, 1024 * 1024, NULL);
 	if (!text) {
-		gil_err(err, errlen, "cannot read %s: %s", p, strerror(errno));
+		gil_err(err, errlen, "cannot read %s: %s", p,
+			errno == EINVAL ? "not a regular file" : strerror(errno));
 		return NULL;
 	}
 	o = json_tokener_parse(text);

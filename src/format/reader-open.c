@@ -229,7 +229,11 @@ struct gil_reader *gil_reader_open(const char *path, char *err, size_t errlen)
 		gil_err(r->err, sizeof(r->err), "%s: out of memory", path);
 		goto out;
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * O_NONBLOCK: a named pipe put where a recording was (or swapped in after the caller
+	 * looked) must not block the open; only a regular file is read.
+	 */
+	r->fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	r->sc.fd = r->fd;
 	if (r->fd < 0) {
 		gil_err(r->err, sizeof(r->err), "cannot open %s: %s", path, strerror(errno));
@@ -237,6 +241,10 @@ struct gil_reader *gil_reader_open(const char *path, char *err, size_t errlen)
 	}
 	if (fstat(r->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		gil_err(r->err, sizeof(r->err), "%s: is a directory", path);
+		goto out;
+	}
+	if (fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		gil_err(r->err, sizeof(r->err), "%s: not a regular file", path);
 		goto out;
 	}
 	if (gil_jscan_fill(&r->sc) < 0)

@@ -165,10 +165,34 @@ convert("-q", "-i", copy, "-o", os.path.join(w, "ref.json"))
 want = load(os.path.join(w, "ref.json"))["traceEvents"]  # otherData names the output
 fifo = os.path.join(w, "pipe")
 os.mkfifo(fifo)
-got = []
-reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+# a named pipe nobody reads: refused at once, never waited on (the timeout only catches a hang)
+failure(["-i", copy, "-o", fifo], "cannot write %s: a named pipe that nobody reads; start its "
+        "reader first, or remove it or choose another --output" % fifo)
+# with its reader there first: the trace goes through it
+rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+os.set_blocking(rfd, True)
+got, written = [], threading.Event()
+
+
+def read_pipe():
+    """Until the writer has come and gone (end of file before it came is no end)."""
+    data = []
+    while True:
+        b = os.read(rfd, 65536)
+        if b:
+            data.append(b)
+        elif written.is_set():
+            break
+        else:
+            written.wait(0.01)
+    os.close(rfd)
+    got.append(b"".join(data))
+
+
+reader = threading.Thread(target=read_pipe, daemon=True)
 reader.start()
 convert("-q", "-i", copy, "-o", fifo)
+written.set()
 reader.join(60)
 check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the named pipe was replaced")
 check(got, "nothing read from the named pipe")
@@ -196,6 +220,17 @@ if os.geteuid() == 0:
     check(stat.S_ISCHR(os.lstat(null).st_mode), "a device node was replaced by a regular file")
 leftovers = [n for n in os.listdir(w) if n.startswith(".")]
 check(not leftovers, "temporary files left: %s" % leftovers)
+
+# a named pipe as an input, named or in an input directory: one line, never a hang
+pipes = os.path.join(w, "pipes")
+os.mkdir(pipes)
+shutil.copy(copy, os.path.join(pipes, "GIL_10_rank_0.json"))
+os.mkfifo(os.path.join(pipes, "GIL_11_rank_1.json"))
+failure(["-i", os.path.join(pipes, "GIL_11_rank_1.json")],
+        "%s: not a regular file" % os.path.join(pipes, "GIL_11_rank_1.json"))
+failure(["-i", pipes, "-o", os.path.join(w, "pipes.json")],
+        "%s: not a regular file" % os.path.join(pipes, "GIL_11_rank_1.json"))
+check(not os.path.exists(os.path.join(w, "pipes.json")), "an output was left after the failure")
 
 # standard output
 out, err = convert("-q", "-i", copy, "-o", "-")

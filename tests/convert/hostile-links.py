@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from convlib import DATA, GIL_CONVERT, check, fail, log, skip, workdir
 
@@ -73,4 +74,36 @@ for what, args, named in cases:
           named in p.stderr, "%s: want one line refusing the link %s, got %d: %r" % (
               what, named, p.returncode, p.stderr))
     log("%s: %s" % (what, p.stderr.strip()))
+
+# A named pipe of nobody's at the default trace name, with nobody reading it: root's trace is
+# not handed to that reader, and the conversion says so at once (the timeout catches a hang).
+os.unlink(rec[:-5] + "_trace.json")
+as_nobody("mkfifo", rec[:-5] + "_trace.json")
+reader = subprocess.Popen(["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+                           "--clear-groups", "sh", "-c", 'exec cat "$0" >/dev/null',
+                           rec[:-5] + "_trace.json"])
+try:
+    # a writer sees the reader once cat waits in its open of the pipe (the kernel's
+    # wait_for_partner), or has it open
+    def reading():
+        try:
+            with open("/proc/%d/wchan" % reader.pid) as f:
+                if f.read() == "wait_for_partner":
+                    return True
+            return any(os.readlink("/proc/%d/fd/%s" % (reader.pid, fd)) ==
+                       rec[:-5] + "_trace.json" for fd in os.listdir("/proc/%d/fd" % reader.pid))
+        except OSError:
+            return False
+    for _ in range(6000):
+        if reading() or reader.poll() is not None:
+            break
+        time.sleep(0.01)
+    p = subprocess.run([GIL_CONVERT, "-q", "-i", rec], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1 and p.stderr.count("\n") == 1 and "another user made" in p.stderr,
+          "a pipe of nobody's at the output: want one line refusing it, got %d: %r"
+          % (p.returncode, p.stderr))
+    log("a named pipe of nobody's, read by nobody: %s" % p.stderr.strip())
+finally:
+    reader.kill()
+    reader.wait()
 log("PASS")
