@@ -55,6 +55,12 @@ static int file_crc32(int fd, uint32_t *out)
 	return 0;
 }
 
+/*
+ * The largest debug file read: an interpreter's is tens of MiB (python3.13-dbg's 25 MiB); its
+ * CRC takes about 5 s per GiB here.
+ */
+#define GIL_DEBUG_FILE_MAX (1024ull << 20)
+
 /* Where debug files are looked up: inside the target's root, links resolved in it. */
 struct lookup {
 	int rootfd; /* the root directory (O_PATH) */
@@ -78,6 +84,21 @@ static int try_debug_elf(struct scan *sc, struct gil_elf *h, const char *dpath,
 
 	if (gil_elf_build_id(h->elf, bid, sizeof(bid)) <= 0 || strcmp(bid, sc->syms->build_id))
 		goto out;
+	/*
+	 * Bounded: its CRC reads it all, and its DWARF is read too. A debuglink can name a sparse
+	 * file of any size (1 TiB took 1.5 h), during which nothing else runs.
+	 */
+	if (h->size > GIL_DEBUG_FILE_MAX) {
+		if (!sc->syms->note) {
+			sc->syms->note = gil_strfmt("debug file %s is %llu MiB, over the %llu MiB read of "
+						    "one; not used", dpath,
+						    (unsigned long long)(h->size >> 20),
+						    GIL_DEBUG_FILE_MAX >> 20);
+			if (!sc->syms->note)
+				ret = -1;
+		}
+		goto out;
+	}
 	if (check_crc && (file_crc32(h->fd, &got) || got != crc))
 		goto out;
 	if (gil_sites_scan_tables(sc, h->elf, method, NULL)) {

@@ -223,6 +223,21 @@ static void test_debuglink_hostile(void **state)
 	gil_symbols_free(s);
 	unlink(next);
 
+	/*
+	 * A sparse 1 TiB file with the object's build-id: refused by its size, said in the note,
+	 * never read (its CRC would take hours; the alarm catches that).
+	 */
+	make_debug(next, bid_a);
+	assert_int_equal(truncate(next, (off_t)1 << 40), 0);
+	alarm(10);
+	s = read_ok(obj, root);
+	alarm(0);
+	assert_int_equal(s->nr_sites, 0);
+	assert_non_null(s->note);
+	assert_non_null(strstr(s->note, "python.dbg is 1048576 MiB, over the 1024 MiB read of one; not used"));
+	gil_symbols_free(s);
+	unlink(next);
+
 	/* An absolute link to a matching file outside the root resolves inside the root: none */
 	assert_int_equal(symlink(outside, next), 0);
 	s = read_ok(obj, root);
