@@ -273,7 +273,7 @@ void write_synth(const char *path, const struct synth *sp)
 	unsigned char text[S_TEXT_SIZE], rodata[0x40], data[0x20], note[36], link[256];
 	unsigned char ehframe[0x100], ehhdr[0x80];
 	size_t ehframe_len, ehhdr_len;
-	Elf64_Sym symtab[ARRAY_SIZE(symtab_syms) + 1], dynsym[16];
+	Elf64_Sym symtab[32], dynsym[16];
 	struct strbuf shstr = { .len = 0 }, str = { .len = 0 }, dynstr = { .len = 0 };
 	struct wsec secs[16];
 	size_t nsec = 0, nsym = 0, ndyn = 0, i, linklen = 0;
@@ -342,7 +342,9 @@ void write_synth(const char *path, const struct synth *sp)
 				      .buf = data, .dtype = ELF_T_BYTE };
 
 	if (sp->symtab) {
-		nsym = add_syms(symtab, &str, symtab_syms, ARRAY_SIZE(symtab_syms), text_ndx);
+		assert_true(ARRAY_SIZE(symtab_syms) < ARRAY_SIZE(symtab) && sp->nr_sym < ARRAY_SIZE(symtab));
+		nsym = sp->sym ? add_syms(symtab, &str, sp->sym, sp->nr_sym, text_ndx) :
+				 add_syms(symtab, &str, symtab_syms, ARRAY_SIZE(symtab_syms), text_ndx);
 		strndx = (Elf64_Word)nsec + 2;
 		secs[nsec++] = (struct wsec){ .name = ".symtab", .type = SHT_SYMTAB,
 					      .size = nsym * sizeof(Elf64_Sym),

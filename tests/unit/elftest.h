@@ -66,6 +66,8 @@ struct synth {
 	uint32_t data_word; /* first 4 bytes of .data (Py_Version's PY_VERSION_HEX) */
 	int machine; /* e_machine; 0: EM_X86_64 */
 	bool no_ehframe; /* no PT_GNU_EH_FRAME: no site can be proven */
+	const struct ssym *sym; /* with .symtab: these instead of elftest.c's test symbols */
+	size_t nr_sym;
 	const unsigned char *code; /* S_TEXT_SIZE bytes of .text instead of the filler */
 };
 

@@ -259,6 +259,49 @@ static void test_debuglink_hostile(void **state)
 	free(obj);
 }
 
+/*
+ * A debug file with the object's build-id that puts take_gil one byte into the function the
+ * object's frame descriptions give, and drop_gil where they give none: a debug file can be
+ * forged (or simply wrong); its sites are refused by the object's own code, and the note names
+ * the debug file.
+ */
+static void test_debug_file_refused(void **state)
+{
+	static const struct ssym lies[] = {
+		{ "take_gil", S_TEXT_ADDR + 0x11, 0x1f, STT_FUNC, false },
+		{ "drop_gil", S_TEXT_ADDR + 0x34, 0x8, STT_FUNC, false },
+	};
+	char *root = xfmt("%s/liesroot", tmpdir), *dir = xfmt("%s/usr/bin", root);
+	char *dbgdir = xfmt("%s/usr/lib/debug/.build-id/c5", root);
+	char *dbg = xfmt("%s/%s.debug", dbgdir, bid_a_hex + 2);
+	struct synth sp = { .symtab = true, .debug = true, .build_id = bid_a, .sym = lies,
+			    .nr_sym = ARRAY_SIZE(lies) };
+	struct gil_symbols *s;
+	char *obj, *want;
+
+	mkdirs(dir);
+	obj = make_stripped(dir, "python3.11", bid_a, NULL, 0);
+	mkdirs(dbgdir);
+	write_synth(dbg, &sp);
+	s = read_ok(obj, root);
+	print_sites(s);
+	assert_int_equal(s->nr_sites, 0);
+	assert_int_equal(s->nr_refused, 2);
+	assert_non_null(s->note);
+	want = xfmt("2 probe sites named by /usr/lib/debug/.build-id/c5/%s.debug refused, not probed: ",
+		    bid_a_hex + 2);
+	if (!strstr(s->note, want))
+		fail_msg("note \"%s\", want \"%s\"", s->note, want);
+	assert_non_null(strstr(s->note, "not the start of a function"));
+	gil_symbols_free(s);
+	free(want);
+	free(obj);
+	free(dbg);
+	free(dbgdir);
+	free(dir);
+	free(root);
+}
+
 /* Run xz on @path, keeping it; -1 when xz is not installed. */
 static int run_xz(const char *path)
 {
@@ -346,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_debuglink_hostile),
 		cmocka_unit_test(test_minidebuginfo),
+		cmocka_unit_test(test_debug_file_refused),
 	};
 
 	return cmocka_run_group_tests(tests, elftest_setup, elftest_teardown);
