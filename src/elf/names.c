@@ -18,6 +18,9 @@ static const char *const gil_fn_names[GIL_FN_NR] = {
 	[GIL_FN_DROP] = "drop_gil",
 };
 
+/* The longest name taken for take_gil/drop_gil: "drop_gil.lto_priv.0.isra.0" and the like. */
+#define GIL_SYMBOL_NAME_MAX 128
+
 /* GCC and clang clone suffixes that still name a full entry point (".cold"/".part" do not). */
 static const char *const clone_kinds[] = { "constprop", "lto_priv", "isra", "llvm" };
 
@@ -50,7 +53,8 @@ bool gil_symbol_match(const char *name, enum gil_func *fn)
 	size_t n;
 	int f;
 
-	if (!name)
+	/* bounded at parse: real clones are under 40 bytes; a longer name is no GIL function */
+	if (!name || strnlen(name, GIL_SYMBOL_NAME_MAX + 1) > GIL_SYMBOL_NAME_MAX)
 		return false;
 	for (f = 0; f < GIL_FN_NR; f++) {
 		n = strlen(gil_fn_names[f]);

@@ -79,6 +79,23 @@ static void test_symbol_match(void **state)
 	}
 	assert_false(gil_symbol_match(NULL, &fn));
 	assert_true(gil_symbol_match("drop_gil", NULL));
+
+	/* bounded: a valid chain of suffixes is a GIL function up to 128 bytes, not past them */
+	{
+		char name[4096] = "take_gil";
+		size_t len = strlen(name);
+
+		while (len + 12 <= 128) {
+			memcpy(name + len, ".isra.12345", 12);
+			len += 11;
+		}
+		assert_true(gil_symbol_match(name, &fn));
+		while (len + 12 < sizeof(name)) {
+			memcpy(name + len, ".isra.12345", 12);
+			len += 11;
+		}
+		assert_false(gil_symbol_match(name, &fn));
+	}
 }
 
 /* ---- gil_elf_addr_to_offset / gil_elf_build_id on a synthetic ET_EXEC ---------------------- */
