@@ -177,6 +177,8 @@ static int try_debuginfod(struct scan *sc)
 	if (ret < 0)
 		return 0;
 	ret = try_debug_elf(sc, &h, path, "debuginfod", false, 0);
+	if (ret > 0)
+		sc->syms->from_debuginfod = true; /* its inlined sites say "dwarf-inline" */
 	if (ret == 0) {
 		free(sc->syms->note);
 		sc->syms->note = gil_strfmt("debuginfod: %s does not match the object", path);

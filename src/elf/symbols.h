@@ -83,6 +83,7 @@ struct gil_symbols {
 	size_t nr_refused; /* sites named (by a table, DWARF, a debug file) that the code of the
 			      file did not prove (gil_site_prove): not probed, said in ->note */
 	char *note; /* one line on what was tried and failed (a debuginfod server), or NULL */
+	bool from_debuginfod; /* sites or DWARF came from a file a debuginfod server gave */
 };
 
 #define GIL_MAX_SITES 64 /* probe sites per file: 12 in an LTO build with every inlined copy */

@@ -16,14 +16,18 @@
  *    read proves it (gil_site_prove: inside a function its .eh_frame_hdr delimits, an entry at
  *    its start, any other site an instruction boundary decoded from there), and the 16 bytes
  *    there must be the bytes the entry recorded: an entry that says otherwise is not used;
- *  - the directory is root's (/var/cache/giltrace/objects, 0700), opened without following
- *    links and checked by fstat, entries are regular files of root's, bounded in size.
+ *  - the directory is root's (/var/cache/giltrace/objects, 0700), reached through directories
+ *    only root can change (GIL_OBJECT_CACHE can name any path), opened without following
+ *    links and checked by fstat, entries are regular files of root's, bounded in size;
+ *  - the cache is bounded: an entry over CACHE_MAX_BYTES is not written, and past
+ *    CACHE_TOTAL_BYTES or CACHE_MAX_ENTRIES the entries written longest ago are removed.
  * Only results that read DWARF are kept: without it everything is quick to redo.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,7 +42,9 @@
 #include "objcache.h"
 
 #define CACHE_FORMAT 2 /* 2: each site's pointer set too */
-#define CACHE_MAX_BYTES (1 << 20)
+#define CACHE_MAX_BYTES (1 << 20) /* an entry: real ones are 2 - 8 KiB */
+#define CACHE_TOTAL_BYTES (8 << 20) /* all of them: past either bound, the oldest go */
+#define CACHE_MAX_ENTRIES 512
 #define SITE_BYTES 16
 
 static const char *cache_dir(void)
@@ -48,25 +54,62 @@ static const char *cache_dir(void)
 	return d && *d ? d : "/var/cache/giltrace/objects";
 }
 
-/* The cache directory, made if missing; -1 when it is not root's alone (or we are not root). */
+/*
+ * May a directory with @st lead to root's cache? Only root can have made what is in it: owned by
+ * root, and no one else may write it, unless it is sticky as /tmp is (then others' entries
+ * are theirs, and the next component, checked the same way, must be root's).
+ */
+static bool root_dir(const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) && st->st_uid == 0 &&
+	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX));
+}
+
+/*
+ * The cache directory, made if missing (and its parents, 0755); -1 when it is not root's alone
+ * (or we are not root). GIL_OBJECT_CACHE can name any path: every component is opened without
+ * following a link and must be root_dir(), the last one root's with no access for others, so
+ * that no user can swap in a directory of theirs anywhere along it.
+ */
 static int open_dir(bool create)
 {
 	const char *dir = cache_dir();
+	char *copy, *comp, *save = NULL, *next;
 	struct stat st;
-	int fd;
+	int fd, sub;
 
-	if (geteuid() != 0 || dir[0] != '/')
+	if (geteuid() != 0 || dir[0] != '/' || !(copy = strdup(dir)))
 		return -1;
-	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -1;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (comp = strtok_r(copy, "/", &save); fd >= 0 && comp; comp = next) {
+		next = strtok_r(NULL, "/", &save);
+		if (fstat(fd, &st) || !root_dir(&st) || !strcmp(comp, "..")) {
+			close(fd);
+			fd = -1;
+			break;
+		}
+		if (create && mkdirat(fd, comp, next ? 0755 : 0700) < 0 && errno != EEXIST) {
+			close(fd);
+			fd = -1;
+			break;
+		}
+		sub = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = sub;
+	}
+	free(copy);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077)) {
-		close(fd);
+	/* the cache itself: root's, nothing for anyone else, opened for reading through fd */
+	sub = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(fd);
+	if (sub < 0)
+		return -1;
+	if (fstat(sub, &st) || !root_dir(&st) || (st.st_mode & 077)) {
+		close(sub);
 		return -1;
 	}
-	return fd;
+	return sub;
 }
 
 /*
@@ -312,6 +355,80 @@ static bool get_path(struct json_object *o, const char *k, const char *root, cha
 	return *out != NULL;
 }
 
+struct aged {
+	char name[64];
+	struct timespec mtime;
+	off_t size;
+};
+
+static int older_first(const void *a, const void *b)
+{
+	const struct aged *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Keep the cache within CACHE_TOTAL_BYTES and CACHE_MAX_ENTRIES: the entries written longest
+ * ago go first, never @keep (the one just written). Only entries (<build-id>.json, regular
+ * files) count and are removed; anything else in the directory is left alone.
+ */
+static void evict(int dfd, const char *keep)
+{
+	struct aged *v = NULL, *nv;
+	size_t n = 0, cap = 0, i, left;
+	unsigned long long total = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd;
+
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (len < 6 || len >= sizeof(v->name) || de->d_name[0] == '.' ||
+		    strcmp(de->d_name + len - 5, ".json") ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			nv = cap <= 4 * CACHE_MAX_ENTRIES ? realloc(v, cap * sizeof(*v)) : NULL;
+			if (!nv)
+				break;
+			v = nv;
+		}
+		memcpy(v[n].name, de->d_name, len + 1);
+		v[n].mtime = st.st_mtim;
+		v[n].size = st.st_size;
+		total += (unsigned long long)st.st_size;
+		n++;
+	}
+	closedir(d);
+	if (v)
+		qsort(v, n, sizeof(*v), older_first);
+	for (i = 0, left = n; i < n && (total > CACHE_TOTAL_BYTES || left > CACHE_MAX_ENTRIES); i++) {
+		if (!strcmp(v[i].name, keep))
+			continue;
+		if (!unlinkat(dfd, v[i].name, 0)) {
+			total -= (unsigned long long)v[i].size;
+			left--;
+		}
+	}
+	free(v);
+}
+
 void rec_objcache_store(struct object *o, const char *root, bool attribution)
 {
 	struct json_object *e, *s, *sites, *deps, *a, *v;
@@ -338,6 +455,8 @@ void rec_objcache_store(struct object *o, const char *root, bool attribution)
 	 * environment chooses (DEBUGINFOD_CACHE_PATH) and --no-debuginfod forbids: keep nothing
 	 * read from it, the client's cache already makes the next fetch quick.
 	 */
+	if (syms->from_debuginfod)
+		return; /* also its DWARF's inlined copies, whose method is "dwarf-inline" */
 	for (i = 0; i < syms->nr_sites; i++)
 		if (!strcmp(syms->sites[i].method, "debuginfod"))
 			return;
@@ -413,6 +532,8 @@ void rec_objcache_store(struct object *o, const char *root, bool attribution)
 		json_object_object_add(e, "attribution", a);
 	}
 	str = json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN);
+	if (!str || strlen(str) > CACHE_MAX_BYTES)
+		goto out; /* never read back: not written */
 	snprintf(tmp, sizeof(tmp), ".%s.%d", name, (int)getpid());
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -420,6 +541,8 @@ void rec_objcache_store(struct object *o, const char *root, bool attribution)
 	if (gil_write_all(fd, str, strlen(str)) < 0 || fsync(fd) < 0 || close(fd) < 0 ||
 	    renameat(dfd, tmp, dfd, name) < 0)
 		unlinkat(dfd, tmp, 0);
+	else
+		evict(dfd, name);
 out:
 	json_object_put(e);
 	close(dfd);

@@ -64,6 +64,7 @@ try:
     def run(label, urls, *extra):
         os.environ["DEBUGINFOD_URLS"] = urls
         os.environ["DEBUGINFOD_CACHE_PATH"] = tempfile.mkdtemp(prefix="cache-", dir=work)
+        os.environ["GIL_OBJECT_CACHE"] = os.path.join(tempfile.mkdtemp(prefix="objects-"), "o")
         w = NsWorkload(debian, "ctypes_calls.py", N, setup=HIDE_DEBUG)
         row = record(w, label, extra=extra)
         rows.append(row)
@@ -76,6 +77,10 @@ try:
     if not row.header["symbols_from"].startswith(os.environ["DEBUGINFOD_CACHE_PATH"]):
         failures.append("%s: symbols_from %s is not the client's cache" % (
             row.label, row.header["symbols_from"]))
+    # nothing a server gave is kept for a recording that would not ask it (--no-debuginfod)
+    kept = glob.glob(os.path.join(os.environ["GIL_OBJECT_CACHE"], "*.json"))
+    if kept:
+        failures.append("%s: the object cache kept what the server gave: %s" % (row.label, kept))
 
     row = run("debian-3.11, no debug file, debuginfod unreachable", "http://127.0.0.1:1")
     failures += row.problems(not_seen_ok=True)

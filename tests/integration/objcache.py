@@ -8,6 +8,8 @@ build-id and used on the next attach, never in place of a proof.
 3. Hidden debug file (a private mount namespace, as a stock image): the entry depends on it,
    so it is not used; the sites come from the code.
 4. A cache directory others can write, or an entry not root's, is never read.
+5. Nor one reached through a directory another user owns (GIL_OBJECT_CACHE names any path).
+6. The cache is bounded: past its size or its count, the oldest entries go.
 """
 import json
 import os
@@ -117,6 +119,51 @@ try:
     foreign, _ = attach(Workload(debian, "ctypes_calls.py", N), "entry not root's")
     if MARK in [p["symbol"] for p in foreign.header["probes"]]:
         failures.append("an entry owned by nobody was used")
+
+    # 5. the cache directory root's 0700, but reached through a directory of nobody's, who
+    # could swap it: not read. The same directory moved back under root's path is read.
+    os.chown(path, 0, 0)
+    edit(path, mark_first_take)
+    users = os.path.join(tmp, "nobodys")
+    os.mkdir(users, 0o755)
+    os.chown(users, 65534, 65534)
+    os.rename(cache, os.path.join(users, "objects"))
+    os.environ["GIL_OBJECT_CACHE"] = os.path.join(users, "objects")
+    through, _ = attach(Workload(debian, "ctypes_calls.py", N), "through nobody's directory")
+    if MARK in [p["symbol"] for p in through.header["probes"]]:
+        failures.append("an entry reached through a directory of nobody's was used")
+    os.rename(os.path.join(users, "objects"), cache)
+    os.environ["GIL_OBJECT_CACHE"] = cache
+    back, _ = attach(Workload(debian, "ctypes_calls.py", N), "back under root's path")
+    if MARK not in [p["symbol"] for p in back.header["probes"]]:
+        failures.append("the same entry under root's path was not used: %s" % probes(back))
+
+    # 6. bounded: 600 older entries of 20 KiB each (12 MiB, past both bounds) and a file that
+    # is not an entry; a new entry written evicts the oldest, keeps itself and the other file.
+    real = os.path.basename(path)
+    os.unlink(path)
+    old = ["%040x.json" % k for k in range(600)]
+    for k, n in enumerate(old):
+        with open(os.path.join(cache, n), "w") as f:
+            f.write(" " * 20480)
+        os.utime(os.path.join(cache, n), (1e9 + k, 1e9 + k))
+    with open(os.path.join(cache, "notes.txt"), "w") as f:
+        f.write("not an entry\n")
+    bounded, _ = attach(Workload(debian, "ctypes_calls.py", N), "a full cache")
+    failures += debian_dbg_problems(bounded)
+    names = [n for n in os.listdir(cache) if n.endswith(".json")]
+    total = sum(os.path.getsize(os.path.join(cache, n)) for n in names)
+    kept_old = sorted(n for n in names if n in old)
+    if real not in names:
+        failures.append("the new entry was not kept in a full cache")
+    if len(names) > 512 or total > 8 << 20:
+        failures.append("the cache holds %d entries, %d bytes: past its bounds" % (len(names), total))
+    if kept_old and kept_old[0] != old[len(old) - len(kept_old)]:
+        failures.append("not the oldest were evicted: kept from %s" % kept_old[0])
+    if not os.path.exists(os.path.join(cache, "notes.txt")):
+        failures.append("eviction removed a file that is not an entry")
+    log("a full cache of 600 entries (12 MiB): %d entries, %d bytes left, the new one kept"
+        % (len(names), total))
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 if failures:
