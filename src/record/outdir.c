@@ -32,7 +32,7 @@ static uid_t invoking_uid(void)
  * (common/dirwalk.c): no component is a link a user could change, and what we create is
  * checked to be ours before we go into it. The directory itself must be owned by root or by
  * the invoking user and not writable by every user (sticky or not: names another user creates
- * there would block or steal recordings).
+ * there would block or steal recordings), nor by a group unless it is root's and sticky.
  */
 int rec_open_outdir(struct gil_recorder *rec)
 {
@@ -69,6 +69,15 @@ int rec_open_outdir(struct gil_recorder *rec)
 	if (st.st_mode & S_IWOTH) {
 		rec_set_err(rec, "output directory %s is writable by every user: refusing it (chmod o-w it or choose another with --output-dir)",
 			    rec->outdir);
+		goto out;
+	}
+	/*
+	 * Writable by a group: its other members could plant names as every user could. Only a
+	 * sticky directory of root's, as /tmp is (where names are their owners'), is taken.
+	 */
+	if ((st.st_mode & S_IWGRP) && !(st.st_uid == 0 && (st.st_mode & S_ISVTX))) {
+		rec_set_err(rec, "output directory %s is writable by group %u: refusing it (chmod g-w it or choose another with --output-dir)",
+			    rec->outdir, (unsigned int)st.st_gid);
 		goto out;
 	}
 	if (st.st_uid != 0 && st.st_uid != me) {

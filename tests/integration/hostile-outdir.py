@@ -81,5 +81,22 @@ as_nobody("sh", "-c", 'cd "$1" && for i in $(seq 1 999); do : > GIL_%d_rank_0_$i
 refused("sticky world-writable directory", "is writable by every user: refusing it",
         outdir=sticky)
 
+# 4. writable by a group the attacker is in: refused; the same directory root's and sticky (as
+# /tmp's kind) is taken
+grouped = os.path.join(work, "grouped")
+os.mkdir(grouped)
+os.chown(grouped, 0, NOBODY)
+os.chmod(grouped, 0o770)
+refused("group-writable directory", "is writable by group %d: refusing it" % NOBODY,
+        outdir=grouped)
+os.chmod(grouped, 0o1770)
+p = subprocess.run([GIL_RECORD, "-q", "--duration", "0.2", "--pid", str(w.pid), "--output-dir",
+                    grouped], capture_output=True, text=True, timeout=HANG_S)
+check(p.returncode == 0 and os.listdir(grouped),
+      "root's sticky group-writable directory: %d %r %s" % (p.returncode, p.stderr,
+                                                             os.listdir(grouped)))
+check_no_probes()
+log("root's sticky group-writable directory: recorded %s" % os.listdir(grouped))
+
 w.finish()
 log("PASS")
