@@ -60,24 +60,35 @@ struct sudo_user {
 	uid_t uid;
 	gid_t gid;
 	bool ids; /* under sudo, with SUDO_UID and SUDO_GID */
-	char user[256]; /* SUDO_USER, for initgroups; "" when unset */
+	gid_t groups[256]; /* the user's groups, looked up before fork; at least gid */
+	int nr_groups;
 	char home[4096], shell[256], name[256];
 	bool found; /* the password database knows the user: home, shell, name */
 };
 
 static void lookup_sudo_user(struct sudo_user *u)
 {
-	const char *user = getenv("SUDO_USER");
 	struct passwd *pw;
 
 	memset(u, 0, sizeof(*u));
 	u->ids = gil_sudo_ids(&u->uid, &u->gid);
 	if (!u->ids)
 		return;
-	snprintf(u->user, sizeof(u->user), "%s", user ? user : "");
+	/* only the user's own group until the password database names more */
+	u->groups[0] = u->gid;
+	u->nr_groups = 1;
 	pw = getpwuid(u->uid);
 	if (!pw)
 		return;
+	if (pw->pw_name && pw->pw_name[0]) {
+		int n = (int)GIL_ARRAY_SIZE(u->groups);
+
+		/* the groups of the user the uid names (SUDO_USER may be missing or another's) */
+		if (getgrouplist(pw->pw_name, u->gid, u->groups, &n) >= 0 && n > 0)
+			u->nr_groups = n;
+		else
+			u->groups[0] = u->gid;
+	}
 	snprintf(u->home, sizeof(u->home), "%s", pw->pw_dir ? pw->pw_dir : "/");
 	snprintf(u->shell, sizeof(u->shell), "%s", pw->pw_shell ? pw->pw_shell : "/bin/sh");
 	snprintf(u->name, sizeof(u->name), "%s", pw->pw_name ? pw->pw_name : "");
@@ -92,7 +103,8 @@ static int drop_privileges(const struct sudo_user *u)
 {
 	if (!u->ids)
 		return 0;
-	if ((u->user[0] && initgroups(u->user, u->gid) < 0) || setgid(u->gid) < 0 ||
+	/* root's supplementary groups never go with the command, whatever SUDO_USER says */
+	if (setgroups((size_t)u->nr_groups, u->groups) < 0 || setgid(u->gid) < 0 ||
 	    setuid(u->uid) < 0)
 		return -1;
 	if (u->found && (setenv("HOME", u->home, 1) < 0 || setenv("SHELL", u->shell, 1) < 0 ||

@@ -82,6 +82,21 @@ with open(out) as f:
     got = f.read().split()
 check(got == [nobody.pw_dir, "nobody", "nobody"], "under sudo: HOME USER LOGNAME %s, want %s" % (
     got, [nobody.pw_dir, "nobody", "nobody"]))
+# ... with the invoking user's groups only, never root's supplementary ones, even when
+# SUDO_USER is empty or names another user (the recorder runs with a supplementary group of its
+# own here, which must not reach the command)
+for user in ("nobody", "", "root"):
+    gout = os.path.join(tempfile.mkdtemp(), "groups")
+    os.chmod(os.path.dirname(gout), 0o777)
+    p = subprocess.run(["setpriv", "--groups=0,4,27", GIL_RECORD, "--output-dir",
+                        tempfile.mkdtemp(), "--", "/bin/sh", "-c", "id -G > %s" % gout],
+                       env=dict(env, SUDO_USER=user), capture_output=True, text=True,
+                       timeout=HANG_S)
+    with open(gout) as f:
+        groups = sorted(int(g) for g in f.read().split())
+    want = sorted(set([nobody.pw_gid] + os.getgrouplist("nobody", nobody.pw_gid)))
+    check(groups == want, "under sudo, SUDO_USER=%r: groups %s, want %s (gil-record: %r)"
+          % (user, groups, want, p.stderr))
 # 5. The recorder runs at nice -10 to keep up; the launched command keeps the caller's nice
 # (whatever the suite runs at).
 mine = os.nice(0)
