@@ -180,20 +180,14 @@ for n, (addr, at) in syms.items():
 with open(crafted, "wb") as f:
     f.write(forged)
 os.chown(crafted, NOBODY_UID, NOBODY_UID)
-attacker_c = os.path.join(work, "mapper.c")
-with open(attacker_c, "w") as f:
-    f.write("#include <fcntl.h>\n#include <stdio.h>\n#include <sys/mman.h>\n#include <unistd.h>\n"
-            "int main(int argc, char **argv) {\n"
-            "  int fd = open(argv[1], O_RDONLY);\n"
-            "  if (fd < 0 || mmap(0, lseek(fd, 0, SEEK_END), PROT_READ | PROT_EXEC, MAP_PRIVATE,"
-            " fd, 0) == MAP_FAILED) return 1;\n"
-            "  printf(\"ready %d\\n\", getpid()); fflush(stdout); pause(); return 0; }\n")
 mapper = os.path.join(work, "mapper")
-subprocess.run(["cc", "-O1", "-o", mapper, attacker_c], check=True)
+subprocess.run(["cc", "-O1", "-o", mapper, os.path.join(TOP_SRCDIR, "tests", "hostile", "mapper.c")],
+               check=True)
 os.chmod(mapper, 0o755)
 cache = os.environ["GIL_OBJECT_CACHE"]
 victim = None
-attacker = subprocess.Popen(AS_NOBODY + [mapper, crafted], stdout=subprocess.PIPE, text=True)
+attacker = subprocess.Popen(AS_NOBODY + [mapper, crafted], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
 try:
     line = attacker.stdout.readline()
     check(line.startswith("ready "), "the attacker did not start: %r" % line)
