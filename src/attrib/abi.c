@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attrib-int.h"
+#include "elf/x86insn.h"
 
 
 /* Is @s a plain function entry whose arguments follow the ABI (no clone suffix but .lto_priv)? */
@@ -115,6 +116,59 @@ static bool abi_fallback(const struct gil_attrib *a, const struct gil_site *s, s
 	return true;
 }
 
+/* x86-64 register encoding (rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8...) to DWARF's number */
+static int x86_dwarf_reg(int enc)
+{
+	static const int map[8] = { 0, 2, 1, 3, 7, 6, 4, 5 };
+
+	return enc < 8 ? map[enc] : enc;
+}
+
+/*
+ * An inlined copy of drop_gil found from the code (elf/copies.c): the site is its store of 0 to
+ * the GIL's `locked`, and the releasing thread the GIL's last holder, stored by drop_gil in the
+ * field before it (struct _gil_runtime_state: interval, last_holder, locked; all of 3.x, LP64)
+ * before it takes the mutex. The store's own address operand names the field: a register the
+ * probe reads (3.12+: the GIL hangs off the interpreter) or a global (up to 3.11). The request
+ * is read where it is the thread state's (3.13+) or a global's; before, the class is unknown.
+ */
+static bool code_copy(const struct gil_attrib *a, const struct gil_site *s, struct gil_elf *obj,
+		      struct loc *ts, struct loc *req, int64_t *delta)
+{
+	const struct gil_layout *l = &a->layout;
+	struct gil_insn in;
+	uint8_t b[15];
+	size_t n;
+
+	memset(ts, 0, sizeof(*ts));
+	memset(req, 0, sizeof(*req));
+	*delta = 0;
+	if (strcmp(s->method, "code-inline") || s->role != GIL_SITE_ENTRY ||
+	    s->fn != GIL_FN_DROP || l->arch != GIL_ARCH_X86_64)
+		return false;
+	for (n = sizeof(b); n > 0 && gil_elf_read_vaddr(obj, s->addr, b, n); n--)
+		;
+	if (!n || gil_x86_64_decode(b, n, s->addr, &in) || !gil_copy_store(&in) ||
+	    gil_elf_text_delta(obj->elf, s->addr, delta) < 0)
+		return false;
+	if (in.mem_base >= 0) {
+		ts->kind = L_MEM;
+		ts->reg = x86_dwarf_reg(in.mem_base);
+		ts->off = in.disp - 8;
+	} else {
+		ts->kind = L_GPTR;
+		ts->addr = (in.riprel ? in.riprel : (uint64_t)in.disp) - 8;
+	}
+	ts->holder = true;
+	if (l->req == GIL_REQ_BIT0) {
+		*req = *ts;
+	} else if (l->req == GIL_REQ_GLOBAL) {
+		req->kind = L_ADDR;
+		req->addr = l->req_addr;
+	}
+	return true;
+}
+
 /* Table or debug offsets: arguments by the ABI, so only at plain function entries. */
 int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_elf *obj)
 {
@@ -127,9 +181,12 @@ int attrib_abi(struct gil_attrib *a, const struct gil_symbols *syms, struct gil_
 		s = &syms->sites[i];
 		if (s->role != GIL_SITE_ENTRY)
 			continue;
-		if (abi_fallback(a, s, obj, &ts, &req, &delta)) {
+		if (abi_fallback(a, s, obj, &ts, &req, &delta) ||
+		    code_copy(a, s, obj, &ts, &req, &delta)) {
+			/* a copy's holder is read through the code's own operand: check the type */
 			if (attrib_build_fetchargs(&a->layout, &ts, &req, s->fn == GIL_FN_DROP,
-						   delta, false, &a->sites[i]) < 0)
+						   delta, ts.holder && ts.kind != L_CHAIN,
+						   &a->sites[i]) < 0)
 				return -1;
 			continue;
 		}

@@ -27,6 +27,7 @@ enum loc_kind {
 	L_MEM, /* stored in memory at reg + off */
 	L_ADDR, /* a constant address (a global) */
 	L_CHAIN, /* *(*(*addr + chain[0]) + chain[1]): a pointer reached from a global */
+	L_GPTR, /* stored in memory at the constant address addr (a global) */
 };
 
 struct loc {
@@ -35,6 +36,8 @@ struct loc {
 	int64_t off;
 	uint64_t addr;
 	int64_t chain[2]; /* L_CHAIN */
+	bool holder; /* the GIL's last holder, not the thread's own argument: the recorder keeps
+			a hit only when its native thread id is the thread's (when known) */
 };
 
 #define LOC_NR_REGS 32 /* general registers by DWARF number: x86-64's 0 - 15, AArch64's x0 - x30, sp */

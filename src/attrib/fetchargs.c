@@ -102,6 +102,11 @@ static int deref_loc(char *out, size_t len, int arch, const struct loc *l, int64
 		if (chain_value(e, sizeof(e), l, delta) == 0)
 			n = snprintf(out, len, "%+lld(%s)", (long long)off, e);
 		break;
+	case L_GPTR:
+		if ((int64_t)l->addr - delta >= 0)
+			n = snprintf(out, len, "%+lld(@+%lld)", (long long)off,
+				     (long long)((int64_t)l->addr - delta));
+		break;
 	default:
 		break;
 	}
@@ -193,7 +198,7 @@ static char *build(const struct gil_layout *lay, const struct loc *ts, const str
 
 	*why = NULL;
 	/* the thread state itself, when it can be NULL (a register or a stack slot) */
-	if (ts->kind != L_NONE && ts->kind != L_ADDR && ts->kind != L_CHAIN &&
+	if (ts->kind != L_NONE && ts->kind != L_ADDR && ts->kind != L_CHAIN && ts->kind != L_GPTR &&
 	    !attrib_reg_name(lay->arch, ts->reg)) {
 		*why = "a register this architecture's fetchargs cannot name";
 		return NULL;
@@ -210,6 +215,17 @@ static char *build(const struct gil_layout *lay, const struct loc *ts, const str
 		if (chain_value(e, sizeof(e), ts, delta) < 0)
 			goto toolong;
 		fa_add(&f, "gil_ts", e, "x64");
+		if (deref_loc(e, sizeof(e), lay->arch, ts, lay->ts_native_tid, delta) < 0)
+			goto toolong;
+		fa_add(&f, "gil_htid", e, "u64");
+	} else if (ts->kind == L_GPTR) {
+		if ((int64_t)ts->addr - delta < 0)
+			goto toolong;
+		snprintf(e, sizeof(e), "@+%lld", (long long)((int64_t)ts->addr - delta));
+		fa_add(&f, "gil_ts", e, "x64");
+	}
+	/* the GIL's holder read from where the code keeps it: believed for its own thread only */
+	if (ts->holder && ts->kind != L_CHAIN && lay->ts_native_tid > 0) {
 		if (deref_loc(e, sizeof(e), lay->arch, ts, lay->ts_native_tid, delta) < 0)
 			goto toolong;
 		fa_add(&f, "gil_htid", e, "u64");

@@ -10,6 +10,8 @@
 #include "config.h"
 #endif
 
+#include <string.h>
+
 #include "x86insn.h"
 
 static int64_t sext(uint32_t v, unsigned int bits)
@@ -26,6 +28,8 @@ int gil_a64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_ins
 	if (avail < 4 || (addr & 3))
 		return -1;
 	w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	memset(insn, 0, sizeof(*insn));
+	insn->modrm_reg = insn->rm_reg = insn->mem_base = -1; /* x86-64's operands: none */
 	insn->len = 4;
 	insn->flow = GIL_INSN_NEXT;
 	insn->target = 0;

@@ -33,6 +33,9 @@ const uint8_t *gil_ehframe_bytes(const struct gil_ehframe *eh, uint64_t addr, ui
 	if (gil_elf_addr_to_offset(eh->obj, addr, &off, &exec) || off > eh->obj_size ||
 	    len > eh->obj_size - off)
 		return NULL;
+	/* the file's image when libelf has it whole: one chunk per call would cost O(n) each */
+	if (eh->raw && eh->raw_size >= eh->obj_size)
+		return eh->raw + off;
 	d = elf_getdata_rawchunk(eh->obj, (int64_t)off, len, ELF_T_BYTE);
 	return d && d->d_size == len ? d->d_buf : NULL;
 }
@@ -244,6 +247,17 @@ int gil_ehframe_fde(const struct gil_ehframe *eh, uint64_t addr, bool containing
 	return 0;
 }
 
+int gil_ehframe_nth(const struct gil_ehframe *eh, uint64_t k, uint64_t *start, uint64_t *end)
+{
+	uint64_t s;
+	bool entry;
+
+	if (k >= eh->nr_fde)
+		return -1;
+	s = eh->hdr + (uint64_t)(int64_t)(int32_t)gil_elf_u32(eh->table + k * 8, true);
+	return gil_ehframe_fde(eh, s, false, start, end, &entry);
+}
+
 /* Find .eh_frame_hdr (PT_GNU_EH_FRAME) and its sorted table; nr_fde stays 0 without one. */
 void gil_ehframe_open(struct gil_ehframe *eh, Elf *obj, uint64_t obj_size)
 {
@@ -255,6 +269,7 @@ void gil_ehframe_open(struct gil_ehframe *eh, Elf *obj, uint64_t obj_size)
 	memset(eh, 0, sizeof(*eh));
 	eh->obj = obj;
 	eh->obj_size = obj_size;
+	eh->raw = (const uint8_t *)elf_rawfile(obj, &eh->raw_size);
 	if (elf_getphdrnum(eh->obj, &n))
 		return;
 	for (i = 0; i < n; i++)

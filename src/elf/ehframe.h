@@ -14,6 +14,8 @@ struct gil_ehframe {
 	uint64_t hdr; /* .eh_frame_hdr's address: its table is relative to it */
 	const uint8_t *table; /* nr_fde pairs (start, FDE), sorted by start */
 	uint64_t nr_fde; /* 0: no table this reader takes */
+	const uint8_t *raw; /* the whole file as libelf holds it (elf_rawfile), or NULL */
+	size_t raw_size;
 };
 
 /* Find @obj's .eh_frame_hdr (PT_GNU_EH_FRAME) and its table; nr_fde stays 0 without one. */
@@ -29,5 +31,8 @@ const uint8_t *gil_ehframe_bytes(const struct gil_ehframe *eh, uint64_t addr, ui
  */
 int gil_ehframe_fde(const struct gil_ehframe *eh, uint64_t addr, bool containing, uint64_t *start,
 		    uint64_t *end, bool *entry);
+
+/* The @k-th frame description of the table (by start address): its [*@start, *@end). */
+int gil_ehframe_nth(const struct gil_ehframe *eh, uint64_t k, uint64_t *start, uint64_t *end);
 
 #endif /* GIL_EHFRAME_H */

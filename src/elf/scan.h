@@ -62,6 +62,9 @@ int gil_sites_scan_dwarf(struct scan *sc, struct gil_elf *dwelf, const char *fro
 /* Does PyEval_SaveThread call an out-of-line drop_gil? 1 yes, 0 no (inlined), -1 unknown. */
 int gil_sites_save_calls_drop(struct scan *sc);
 
+/* Add one site (an inlined copy's entry or exit) unless its address was offered before. */
+int gil_sites_add(struct scan *sc, const struct gil_site *tmpl);
+
 /* Set has_take and has_drop from the sites. */
 void gil_sites_count(struct gil_symbols *syms);
 
@@ -76,6 +79,15 @@ int gil_sites_add_exported(struct scan *sc, bool take, bool drop);
  * syms->nr_callgraph. Returns -1 only on ENOMEM.
  */
 int gil_callgraph_scan(struct scan *sc, bool take, bool drop);
+
+/* ---- copies.c ---- */
+
+/*
+ * Inlined copies of drop_gil found from the code (no DWARF was read): an entry at each copy's
+ * store to `locked`, an exit after its mutex unlock. Counted in syms->nr_callgraph. Returns -1
+ * only on ENOMEM.
+ */
+int gil_copies_scan(struct scan *sc);
 
 /* ---- debugfile.c ---- */
 

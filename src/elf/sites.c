@@ -102,6 +102,11 @@ static int add_site(struct scan *sc, const struct gil_site *tmpl)
 	return 0;
 }
 
+int gil_sites_add(struct scan *sc, const struct gil_site *tmpl)
+{
+	return add_site(sc, tmpl);
+}
+
 /*
  * Bytes to step over at a function entry at file offset @offset: 4 when it starts with
  * endbr64 (x86-64 -fcf-protection), which the kernel single-steps at four times the cost of

@@ -64,6 +64,9 @@ static int settle(struct scan *sc, const char *path, const char *root)
 		take = !syms->has_take;
 		drop = !syms->has_drop;
 	}
+	/* no DWARF named the inlined copies of drop_gil: find them from the code */
+	if (!drop && syms->kind == GIL_PY_CPYTHON && gil_copies_scan(sc))
+		return -1;
 	/*
 	 * Both have sites but no DWARF was read: up to 3.12 PyEval_SaveThread calls drop_gil
 	 * itself, so when it calls no out-of-line copy, drop_gil was inlined into it (and maybe

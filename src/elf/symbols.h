@@ -43,7 +43,8 @@ struct gil_site {
 	uint64_t offset; /* file offset for the uprobe: addr - p_vaddr + p_offset */
 	uint64_t size; /* st_size; 0 for a site inside an inlined copy */
 	const char *method; /* "symtab", "dynsym", "debuglink", "build-id", "minidebuginfo",
-			       "dwarf-inline", "callgraph", "exported-host", "exported-fallback" */
+			       "dwarf-inline", "callgraph", "code-inline", "exported-host",
+			       "exported-fallback" */
 	bool retprobe; /* a uretprobe can go here (a real function entry) */
 	bool approximate; /* not the GIL function itself (e.g. PyEval_SaveThread fallback) */
 	unsigned int skipped; /* bytes stepped over at the function's entry: 4 for an endbr64,

@@ -178,12 +178,61 @@ static bool vex_map1_imm8(uint8_t op)
 	return (op >= 0x70 && op <= 0x73) || op == 0xc2 || op == 0xc4 || op == 0xc5 || op == 0xc6;
 }
 
+/* Little-endian @n bytes at @p, zero-extended. */
+static uint64_t le(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | p[n];
+	return v;
+}
+
+/* The operands of the decoded instruction into @insn (see struct gil_insn). */
+static void describe(struct gil_insn *insn, uint8_t map, uint8_t op, uint8_t rex, bool opsize,
+		     bool has_modrm, uint8_t modrm, uint8_t sib, bool sib_base, bool rip,
+		     const uint8_t *dp, size_t disp, size_t imm, const uint8_t *ip)
+{
+	insn->opcode = (uint16_t)(map << 8 | op);
+	insn->rex = rex;
+	insn->opsize = opsize;
+	insn->modrm_reg = -1;
+	insn->rm_reg = -1;
+	insn->mem = false;
+	insn->mem_base = -1;
+	insn->mem_index = false;
+	insn->disp = 0;
+	insn->has_imm = imm > 0;
+	insn->immv = imm ? le(ip, imm) : 0;
+	if (!has_modrm)
+		return;
+	insn->modrm_reg = (int8_t)(((modrm >> 3) & 7) | ((rex & 4) << 1));
+	if (modrm >> 6 == 3) {
+		insn->rm_reg = (int8_t)((modrm & 7) | ((rex & 1) << 3));
+		return;
+	}
+	insn->mem = true;
+	if (disp == 1)
+		insn->disp = (int8_t)dp[0];
+	else if (disp == 4)
+		insn->disp = (int32_t)le(dp, 4);
+	if (rip)
+		return;
+	if ((modrm & 7) == 4) {
+		insn->mem_index = ((sib >> 3) & 7) != 4 || (rex & 2);
+		if (sib_base)
+			insn->mem_base = (int8_t)((sib & 7) | ((rex & 1) << 3));
+		return;
+	}
+	insn->mem_base = (int8_t)((modrm & 7) | ((rex & 1) << 3));
+}
+
 int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_insn *insn)
 {
 	bool opsize = false, adsize = false, rexw = false;
 	size_t i = 0, disp = 0, imm = 0, dpos;
-	bool rip = false;
-	uint8_t op, modrm = 0, map, reg;
+	bool rip = false, sib_base = true;
+	uint8_t op, modrm = 0, map, reg, rex = 0, sib = 0;
 	struct op o;
 	int64_t rel;
 
@@ -202,6 +251,7 @@ int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_
 			break;
 	}
 	if ((p[i] & 0xf0) == 0x40) {
+		rex = p[i];
 		rexw = p[i] & 8;
 		if (++i >= avail)
 			return -1;
@@ -259,8 +309,11 @@ int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_
 			if ((modrm & 7) == 4) {
 				if (i >= avail)
 					return -1;
-				if (modrm >> 6 == 0 && (p[i] & 7) == 5)
+				sib = p[i];
+				if (modrm >> 6 == 0 && (p[i] & 7) == 5) {
 					disp = 4;
+					sib_base = false;
+				}
 				i++;
 			}
 			if (modrm >> 6 == 0 && (modrm & 7) == 5) {
@@ -322,6 +375,8 @@ int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_
 	insn->target = 0;
 	insn->riprel = 0;
 	insn->imm = 0;
+	describe(insn, map, op, rex, opsize, o.modrm, modrm, sib, sib_base, rip, p + dpos, disp,
+		 o.imm == I_REL8 || o.imm == I_REL32 ? 0 : imm, p + i);
 	if (map == 0 && ((op >= 0xb8 && op <= 0xbf) || op == 0xc7) && imm >= 4) {
 		uint64_t v = 0;
 		size_t b;

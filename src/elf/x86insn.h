@@ -7,6 +7,7 @@
 #ifndef GIL_X86INSN_H
 #define GIL_X86INSN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,22 @@ struct gil_insn {
 	uint64_t riprel; /* the address a RIP-relative memory operand names (lea, mov); 0: none */
 	uint64_t imm; /* the immediate of a mov to a register or memory (B8+r, C7): in a non-PIE
 			 file that is how an address gets into a register; 0: none */
+	/*
+	 * The operands, as far as the inlined copies' search needs them (copies.c); x86-64 only,
+	 * registers by their encoding (0 = rax, 1 = rcx, ... 15 = r15), REX applied.
+	 */
+	uint16_t opcode; /* map << 8 | the opcode byte (map 0: one-byte, 1: 0F, 2: 0F38, 3: 0F3A;
+			    VEX/EVEX maps likewise) */
+	uint8_t rex; /* the REX prefix, 0 when none */
+	bool opsize; /* a 66 prefix */
+	int8_t modrm_reg; /* ModRM.reg with REX.R; -1 without ModRM */
+	int8_t rm_reg; /* the register ModRM.rm names when mod is 3, with REX.B; -1 otherwise */
+	bool mem; /* a memory operand (ModRM.mod != 3) */
+	int8_t mem_base; /* its base register with REX.B; -1 for none or RIP (riprel then) */
+	bool mem_index; /* it has an index register */
+	int64_t disp; /* its displacement */
+	bool has_imm; /* an immediate operand (not a branch's) ... */
+	uint64_t immv; /* ... its value, zero-extended from its size */
 };
 
 /**
@@ -42,6 +59,12 @@ int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_
  * ADRP's page address in @insn->imm. -1 for a misaligned address or an unknown branch form.
  */
 int gil_a64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_insn *insn);
+
+/**
+ * gil_copy_store - is @in (x86-64) the store that releases the GIL in drop_gil, `movl $0` to
+ * a memory operand without an index (copies.c)? Its address operand then points at `locked`.
+ */
+bool gil_copy_store(const struct gil_insn *in);
 
 /** gil_insn_decode - the instruction at @p in @arch's set; -1 for another architecture. */
 int gil_insn_decode(enum gil_arch arch, const uint8_t *p, size_t avail, uint64_t addr,

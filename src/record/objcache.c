@@ -212,7 +212,7 @@ static int site_bytes(const struct gil_elf *h, uint64_t off, char *hex)
 static const char *const methods[] = { "symtab",	"dynsym",	 "debuglink",
 				       "build-id",	"minidebuginfo", "dwarf-inline",
 				       "debuginfod",	"callgraph",	 "exported-host",
-				       "exported-fallback" };
+				       "exported-fallback", "code-inline" };
 
 static const char *method_of(const char *s)
 {
