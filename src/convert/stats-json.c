@@ -70,6 +70,8 @@ static struct json_object *thread_json(const struct stats *s, const struct stats
 	json_object_object_add(o, "forced_release_ns", u64(t->released_ns[GIL_REASON_FORCED]));
 	json_object_object_add(o, "voluntary_release_ns",
 			       u64(t->released_ns[GIL_REASON_VOLUNTARY]));
+	json_object_object_add(o, "uncertain_ns", u64(t->uncertain_ns));
+	json_object_object_add(o, "uncertain_share", share(t->uncertain_ns, wall));
 	json_object_object_add(o, "held_before_forced_ns",
 			       u64(t->held_by_reason[GIL_REASON_FORCED]));
 	json_object_object_add(o, "held_before_voluntary_ns",

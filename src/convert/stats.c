@@ -260,6 +260,8 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	t->count[kind]++;
 	p->ns[kind] += (uint64_t)dur;
 	p->count[kind]++;
+	if (iv->flags & (GIL_F_RESYNC | GIL_F_LOST))
+		t->uncertain_ns += (uint64_t)dur;
 	g = stats_fn_of(s, iv->fn);
 	if (iv->fn)
 		p->attributed = true;

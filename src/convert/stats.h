@@ -164,6 +164,8 @@ struct stats_thread {
 	uint64_t ns[3], count[3]; /* per enum gil_kind */
 	uint64_t released[3], released_ns[3]; /* releases by enum gil_reason: count, ns */
 	uint64_t held_by_reason[3]; /* hold ns by the reason of the release that ended it */
+	uint64_t uncertain_ns; /* in intervals flagged resync or lost: around a release not seen,
+				  or while the kernel lost events; their split is not known */
 	struct stats_hist wait, hold;
 	int64_t *bins; /* 2 * STATS_BINS: wait ns then hold ns per bin; NULL: no bins */
 	bool exited;

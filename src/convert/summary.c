@@ -252,6 +252,16 @@ static int process_text(FILE *f, const struct stats *s, size_t pi)
 			(unsigned long long)t->released[GIL_REASON_FORCED],
 			(unsigned long long)t->released[GIL_REASON_VOLUNTARY]);
 	}
+	/* what the split above cannot vouch for: holds around a release not seen, lost events */
+	for (i = 0; i < nt; i++) {
+		t = threads[i];
+		if (!t->uncertain_ns)
+			continue;
+		wall = stats_thread_wall(t);
+		fprintf(f, "  %8s %-16.16s %.1f%% of its time (%s) not exact: flagged resync or lost (a release not seen, lost events)\n",
+			thread_id(id, sizeof(id), t), thread_name(t), pct(t->uncertain_ns, wall),
+			dur(b1, sizeof(b1), t->uncertain_ns));
+	}
 	fprintf(f, "\n  %8s %-16s  %-35s  %s\n", "tid", "thread",
 		"     wait p50      p90      p99      max", "     hold p50      p90      p99      max");
 	for (i = 0; i < nt; i++) {

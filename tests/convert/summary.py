@@ -185,6 +185,30 @@ build(complete=False).write(cut, complete=False)
 sc = stats(cut)
 check_eq((sc["processes"][0]["wall_ns"], sc["processes"][0]["hold_ns"]), (10000, 9500), "cut")
 
+# a release not seen: the hold around it is flagged resync; the summary says how much of the
+# thread's time such intervals cover, and the JSON gives it (issue 22, "never pretend")
+F_LOST, F_RESYNC = 4, 8
+flagged = os.path.join(w, "GIL_4245_rank_0.json")
+r = Recording().header(**header_for(4245, 0, S, 0))
+r.thread(A, "main", S).thread(B, "worker", S)
+r.interval(A, 1, S, 3000, F_TRUNCATED | F_RESYNC)  # held [0, 3000): the release was not seen
+r.interval(A, 0, S + 3000, 1000)
+r.interval(A, 1, S + 4000, 6000, F_LOST)  # the kernel lost events meanwhile
+r.interval(B, 1, S, 2000)
+r.footer(end_ns=S + 10000, clock_offsets={"monotonic_ns": 1000, "realtime_ns": 0},
+         reason="stopped", events=8, intervals=4, lost=1, lost_per_cpu=[1],
+         threads=[{"tid": A, "name": "main"}, {"tid": B, "name": "worker"}])
+r.write(flagged)
+sf = stats(flagged)
+ta = [t for t in sf["processes"][0]["threads"] if t["tid"] == A][0]
+tb = [t for t in sf["processes"][0]["threads"] if t["tid"] == B][0]
+check_eq((ta["uncertain_ns"], round(ta["uncertain_share"], 3)), (9000, 0.9), "A's flagged time")
+check_eq(tb["uncertain_ns"], 0, "B's flagged time")
+out, err = convert("-q", "--summary", "-i", flagged)
+check(re.search(r"^ +101 main +90\.0% of its time \(9\.0us\) not exact: flagged resync or lost",
+                out, re.M) and not re.search(r"102 worker .*not exact", out),
+      "summary says A's flagged share: " + out)
+
 # options: exact messages
 for args, msg in (
         (["--svg", "-", rec], "invalid --svg value '-': give a file"),

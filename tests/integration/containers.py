@@ -79,7 +79,7 @@ if debian:
     row = record(w, "debian-%s, no debug file inside" % version_of(debian))
     rows.append(row)
     failures += row.problems(not_seen_ok=True)
-    if row.methods != ["callgraph", "exported-host"]:
+    if row.methods != ["callgraph", "code-inline"]:
         failures.append("%s: the host's debug file was used: %s" % (row.label, row.methods))
     w = NsWorkload(debian, "ctypes_calls.py", N)
     row = record(w, "debian-%s, python3.11-dbg inside" % version_of(debian))

@@ -84,13 +84,13 @@ try:
 
     row = run("debian-3.11, no debug file, debuginfod unreachable", "http://127.0.0.1:1")
     failures += row.problems(not_seen_ok=True)
-    if row.methods != ["callgraph", "exported-host"]:
+    if row.methods != ["callgraph", "code-inline"]:
         failures.append("%s: want the sites from the code, got %s" % (row.label, row.methods))
     if "debuginfod:" not in row.err:
         failures.append("%s: no line says what the server answered: %r" % (row.label, row.err))
 
     row = run("debian-3.11, no debug file, --no-debuginfod", url, "--no-debuginfod")
-    if row.methods != ["callgraph", "exported-host"]:
+    if row.methods != ["callgraph", "code-inline"]:
         failures.append("%s: asked the server anyway: %s" % (row.label, row.methods))
     if glob.glob(os.path.join(os.environ["DEBUGINFOD_CACHE_PATH"], "*", "debuginfo")):
         failures.append("%s: a file was fetched" % row.label)

@@ -105,7 +105,7 @@ try:
     hidden, _ = attach(NsWorkload(debian, "ctypes_calls.py", N, setup=HIDE_DEBUG),
                        "debug file hidden")
     failures += hidden.problems(not_seen_ok=True)
-    if hidden.methods != ["callgraph", "exported-host"]:
+    if hidden.methods != ["callgraph", "code-inline"]:
         failures.append("debug file hidden, the entry that needs it was used: %s"
                         % hidden.methods)
 
