@@ -7,11 +7,14 @@ Debian's python3.11 runs in a mount namespace where /usr/lib/debug is an empty t
 stock image. With DEBUGINFOD_URLS naming the server, the recording is exact (the sites come
 from the fetched file: method debuginfod, and the inlined copies from its DWARF), N ctypes calls
 give N releases and N takes; with the server unreachable, or with --no-debuginfod, it falls
-back to the exported functions, and the unreachable case says what the server answered."""
+back to the sites found from the code, and the unreachable case says what the server answered.
+A server that lies (the same file with take_gil's symbol moved into an instruction) gets its
+site refused with a line naming the file it gave, and the recording stays exact (issue 23)."""
 import glob
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -40,26 +43,60 @@ work = tempfile.mkdtemp(prefix="debuginfod-")
 served = os.path.join(work, "served")
 os.mkdir(served)
 shutil.copy(dbg, os.path.join(served, "python3.11.debug"))
-with socket.socket() as s:
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-server = subprocess.Popen(["debuginfod", "-p", str(port), "-d", os.path.join(work, "db.sqlite"),
-                           "-F", served], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-url = "http://127.0.0.1:%d" % port
-rows, failures = [], []
-try:
+
+
+def serve(directory, db):
+    """A debuginfod serving @directory on a free port, once it serves the build-id."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = subprocess.Popen(["debuginfod", "-p", str(port), "-d", os.path.join(work, db),
+                            "-F", directory], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    where = "http://127.0.0.1:%d" % port
     deadline = time.time() + 120
     while True:
         try:
-            with urllib.request.urlopen("%s/buildid/%s/debuginfo" % (url, bid), timeout=5) as r:
+            with urllib.request.urlopen("%s/buildid/%s/debuginfo" % (where, bid),
+                                        timeout=5) as r:
                 if r.status == 200:
                     break
         except OSError:
             pass
-        check(time.time() < deadline and server.poll() is None,
-              "the local debuginfod did not serve %s within 120 s" % bid)
+        if time.time() >= deadline or srv.poll() is not None:
+            srv.terminate()
+            fail("the local debuginfod did not serve %s within 120 s" % bid)
         time.sleep(0.5)
-    log("debuginfod on %s serves %s" % (url, bid))
+    log("debuginfod on %s serves %s from %s" % (where, bid, directory))
+    return srv, where
+
+
+def patch_symbol(src, dst, name, delta):
+    """Copy ELF64 @src to @dst with .symtab's @name moved by @delta bytes; its new value."""
+    with open(src, "rb") as f:
+        b = bytearray(f.read())
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", b, 0x3a)
+    shdrs = [struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * shentsize) for i in range(shnum)]
+    for sh in shdrs:
+        if sh[1] != 2:  # SHT_SYMTAB
+            continue
+        stroff = shdrs[sh[6]][4]
+        for off in range(sh[4], sh[4] + sh[5], 24):
+            st_name, = struct.unpack_from("<I", b, off)
+            end = b.index(b"\0", stroff + st_name)
+            if bytes(b[stroff + st_name:end]) == name:
+                value, = struct.unpack_from("<Q", b, off + 8)
+                struct.pack_into("<Q", b, off + 8, value + delta)
+                with open(dst, "wb") as f:
+                    f.write(b)
+                return value + delta
+    fail("%s has no symbol %s" % (src, name))
+
+
+server, url = serve(served, "db.sqlite")
+rows, failures = [], []
+try:
 
     def run(label, urls, *extra):
         os.environ["DEBUGINFOD_URLS"] = urls
@@ -94,6 +131,32 @@ try:
         failures.append("%s: asked the server anyway: %s" % (row.label, row.methods))
     if glob.glob(os.path.join(os.environ["DEBUGINFOD_CACHE_PATH"], "*", "debuginfo")):
         failures.append("%s: a file was fetched" % row.label)
+
+    # A server that lies (plain http can be intercepted): the same debug file with take_gil's
+    # symbol moved one byte into its first instruction. The site is refused, named by the file
+    # the server gave, never probed; take_gil is then found from the code, and the recording
+    # stays exact.
+    server.terminate()
+    server.wait(30)
+    lying = os.path.join(work, "lying")
+    os.mkdir(lying)
+    moved = patch_symbol(os.path.join(served, "python3.11.debug"),
+                         os.path.join(lying, "python3.11.debug"), b"take_gil.lto_priv.0", 1)
+    server, url = serve(lying, "db2.sqlite")
+    row = run("debian-3.11, no debug file, a lying debuginfod", url)
+    failures += row.problems()
+    cache = os.environ["DEBUGINFOD_CACHE_PATH"]
+    said = [l for l in row.err.splitlines() if "refused" in l]
+    if not said or cache not in said[0] or "take_gil.lto_priv.0 at 0x%x" % moved not in said[0]:
+        failures.append("%s: no line names the refused site and the served file: %r"
+                        % (row.label, row.err))
+    addrs = [int(p["address"], 16) for p in row.header["probes"]]
+    if moved in addrs:
+        failures.append("%s: the lying address 0x%x was probed" % (row.label, moved))
+    if not [p for p in row.header["probes"] if p["function"] == "take_gil" and
+            p["method"] == "callgraph"]:
+        failures.append("%s: take_gil was not found from the code: %s"
+                        % (row.label, row.header["probes"]))
 finally:
     server.terminate()
     server.wait(30)
