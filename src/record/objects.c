@@ -302,9 +302,9 @@ int rec_python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t why
 	struct gil_mapping *maps = NULL;
 	char err[512] = "";
 	int nr, i, o, found = -2, told = -1;
-	bool py2 = false, pylike = false;
+	bool py2 = false, pylike = false, capped = false;
 
-	nr = gil_proc_exec_mappings(pid, &maps);
+	nr = gil_proc_exec_mappings(pid, &maps, &capped);
 	if (nr < 0) {
 		gil_err(why, whylen, "cannot read /proc/%d/maps: %s", (int)pid, strerror(errno));
 		return -2;
@@ -334,7 +334,10 @@ int rec_python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t why
 		gil_err(why, whylen, "%s", rec->objects[told].reason);
 		return -2;
 	}
-	if (py2)
+	if (capped)
+		gil_err(why, whylen, "it maps more than %d executable files: only the first %d were looked at, and none defines take_gil/drop_gil",
+			GIL_MAPS_MAX_FILES, GIL_MAPS_MAX_FILES);
+	else if (py2)
 		gil_err(why, whylen, "Python 2 has no take_gil/drop_gil to probe; giltrace needs CPython 3.6 or later");
 	else if (pylike)
 		gil_err(why, whylen, "no mapped file defines take_gil/drop_gil: a stripped Python needs its debug symbols (Debian: apt-get install python3.X-dbg)");

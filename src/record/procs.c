@@ -27,13 +27,13 @@ void gil_mappings_free(struct gil_mapping *maps, int nr)
 	free(maps);
 }
 
-int gil_proc_exec_mappings(pid_t pid, struct gil_mapping **out)
+int gil_proc_exec_mappings(pid_t pid, struct gil_mapping **out, bool *capped)
 {
 	struct gil_mapping *maps = NULL, *m;
 	char path[64], *line = NULL, perms[8];
 	unsigned int major, minor;
 	uint64_t start, end, pgoff, ino;
-	size_t cap = 0;
+	size_t cap = 0, lines = 0;
 	int nr = 0, i, pos;
 	FILE *f;
 
@@ -41,7 +41,12 @@ int gil_proc_exec_mappings(pid_t pid, struct gil_mapping **out)
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
-	while (getline(&line, &cap, f) > 0) {
+	/*
+	 * Bounded: a process chooses what it maps, and each distinct file is opened and read by
+	 * root (objects.c). Past the bounds the rest is not looked at, as if not mapped.
+	 */
+	while (lines++ < GIL_MAPS_MAX_LINES && nr < GIL_MAPS_MAX_FILES &&
+	       getline(&line, &cap, f) > 0) {
 		pos = 0;
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
 			   &start, &end, perms, &pgoff, &major, &minor, &ino, &pos) < 7 || !pos)
@@ -69,6 +74,7 @@ int gil_proc_exec_mappings(pid_t pid, struct gil_mapping **out)
 		m->ino = ino;
 		nr++;
 	}
+	*capped = nr >= GIL_MAPS_MAX_FILES || lines > GIL_MAPS_MAX_LINES;
 	free(line);
 	fclose(f);
 	*out = maps;

@@ -16,12 +16,16 @@ struct gil_mapping {
 	uint64_t ino;
 };
 
+#define GIL_MAPS_MAX_LINES (1 << 20) /* lines of /proc/PID/maps read (vm.max_map_count: 65530) */
+#define GIL_MAPS_MAX_FILES 1024 /* distinct executable files (a torch job maps a few hundred) */
+
 /**
  * gil_proc_exec_mappings - the distinct file-backed executable mappings of @pid (one entry per
- * file: the first r-x mapping of each). Returns the count, or -1 with errno.
+ * file: the first r-x mapping of each), at most GIL_MAPS_MAX_FILES from the first
+ * GIL_MAPS_MAX_LINES lines (*@capped: a bound was reached). Returns the count, or -1 with errno.
  * Free with gil_mappings_free().
  */
-int gil_proc_exec_mappings(pid_t pid, struct gil_mapping **out);
+int gil_proc_exec_mappings(pid_t pid, struct gil_mapping **out, bool *capped);
 void gil_mappings_free(struct gil_mapping *maps, int nr);
 
 /**
