@@ -144,14 +144,27 @@ static bool code_copy(const struct gil_attrib *a, const struct gil_site *s, stru
 	memset(req, 0, sizeof(*req));
 	*delta = 0;
 	if (strcmp(s->method, "code-inline") || s->role != GIL_SITE_ENTRY ||
-	    s->fn != GIL_FN_DROP || l->arch != GIL_ARCH_X86_64)
+	    s->fn != GIL_FN_DROP ||
+	    (l->arch != GIL_ARCH_X86_64 && l->arch != GIL_ARCH_AARCH64))
 		return false;
 	for (n = sizeof(b); n > 0 && gil_elf_read_vaddr(obj, s->addr, b, n); n--)
 		;
-	if (!n || gil_x86_64_decode(b, n, s->addr, &in) || !gil_copy_store(&in) ||
+	if (!n || gil_insn_decode((enum gil_arch)l->arch, b, n, s->addr, &in) ||
 	    gil_elf_text_delta(obj->elf, s->addr, delta) < 0)
 		return false;
-	if (in.mem_base >= 0) {
+	if (l->arch == GIL_ARCH_AARCH64) {
+		/* str wzr, [xN, #off]: xN + off is `locked` (x0 - x30 are DWARF 0 - 30) */
+		int rn;
+		int64_t off;
+
+		if (!gil_a64_store_zero32(in.word, &rn, &off) || rn == 31)
+			return false;
+		ts->kind = L_MEM;
+		ts->reg = rn;
+		ts->off = off - 8;
+	} else if (!gil_copy_store(&in)) {
+		return false;
+	} else if (in.mem_base >= 0) {
 		ts->kind = L_MEM;
 		ts->reg = x86_dwarf_reg(in.mem_base);
 		ts->off = in.disp - 8;

@@ -125,8 +125,9 @@ static bool exported_at(Elf *elf, uint64_t addr, const char **name)
 }
 
 /*
- * Where the strings of names[] are: any place in a non-executable segment's file bytes where
- * the string and its NUL are (the linker may have merged it into the tail of a longer one).
+ * Where the strings of names[] are: any place in a loaded segment's file bytes where the string
+ * and its NUL are (the linker may have merged it into the tail of a longer one). Executable
+ * segments too: on AArch64 .rodata shares the text's (R E) segment.
  */
 static void find_strings(struct cg *cg)
 {
@@ -139,7 +140,8 @@ static void find_strings(struct cg *cg)
 		return;
 	for (i = 0; i < n; i++) {
 		if (!gelf_getphdr(cg->sc->obj, (int)i, &ph) || ph.p_type != PT_LOAD ||
-		    (ph.p_flags & PF_X) || !ph.p_filesz || ph.p_offset > cg->sc->obj_size ||
+		    ((ph.p_flags & PF_X) && !cg->sc->aarch64) || !ph.p_filesz ||
+		    ph.p_offset > cg->sc->obj_size ||
 		    ph.p_filesz > cg->sc->obj_size - ph.p_offset)
 			continue;
 		d = elf_getdata_rawchunk(cg->sc->obj, (int64_t)ph.p_offset, ph.p_filesz,
@@ -159,6 +161,40 @@ static void find_strings(struct cg *cg)
 			}
 		}
 	}
+}
+
+/*
+ * AArch64 builds an address in two steps, ADRP (its 4 KiB page) then ADD (the rest, in one or
+ * more adds: GCC adds a string's offset to its table's), or in one with ADR: the address @in
+ * completes, 0 when none. @page holds the address each register is known to hold, @paged which
+ * registers hold one.
+ */
+static uint64_t a64_address(const struct gil_insn *in, uint64_t at, uint64_t *page,
+			    uint32_t *paged)
+{
+	uint64_t imm, target;
+	int rd, rn;
+
+	if ((in->word & 0x9f000000) == 0x90000000) {
+		rd = (int)(in->word & 31);
+		page[rd] = in->imm;
+		*paged |= 1u << rd;
+		return 0;
+	}
+	if (gil_a64_adr(in->word, at, &rd, &target)) {
+		*paged &= ~(1u << rd);
+		return target;
+	}
+	if (gil_a64_add_imm(in->word, &rd, &rn, &imm) && (*paged & (1u << rn))) {
+		target = page[rn] + imm;
+		page[rd] = target;
+		*paged |= 1u << rd;
+		return target;
+	}
+	if (in->flow == GIL_INSN_CALL)
+		*paged &= 0xfff80000u; /* x0 - x18 do not survive a call */
+	*paged &= ~gil_a64_writes(in->word);
+	return 0;
 }
 
 /* The code bytes of [@start, @end) if they lie in one executable segment of the file. */
@@ -197,7 +233,9 @@ static int add_call(struct cg_fn *f, uint64_t target)
  */
 static int decode(struct cg *cg, struct cg_fn *f, uint64_t start, uint64_t end, bool cold)
 {
-	uint64_t pos, at, e;
+	enum gil_arch arch = cg->sc->x86_64 ? GIL_ARCH_X86_64 : GIL_ARCH_AARCH64;
+	uint64_t pos, at, e, page[32], addr = 0;
+	uint32_t paged = 0; /* AArch64: registers an ADRP left a page in */
 	const uint8_t *code;
 	struct gil_insn in;
 	bool entry;
@@ -209,10 +247,13 @@ static int decode(struct cg *cg, struct cg_fn *f, uint64_t start, uint64_t end, 
 		return 1;
 	for (pos = 0; pos < end - start; pos += in.len) {
 		at = start + pos;
-		if (gil_x86_64_decode(code + pos, end - start - pos, at, &in))
+		if (gil_insn_decode(arch, code + pos, end - start - pos, at, &in))
 			return 1;
-		for (k = 0; (in.riprel || in.imm) && k < cg->nr_str; k++)
-			if (in.riprel == cg->str[k] || in.imm == cg->str[k])
+		if (arch == GIL_ARCH_AARCH64)
+			addr = a64_address(&in, at, page, &paged);
+		for (k = 0; (in.riprel || in.imm || addr) && k < cg->nr_str; k++)
+			if (in.riprel == cg->str[k] || (arch == GIL_ARCH_X86_64 && in.imm == cg->str[k]) ||
+			    addr == cg->str[k])
 				f->refs[cg->str_fn[k]] = true;
 		if (in.flow != GIL_INSN_CALL && in.flow != GIL_INSN_JUMP &&
 		    in.flow != GIL_INSN_BRANCH)
@@ -356,7 +397,7 @@ int gil_callgraph_scan(struct scan *sc, bool take, bool drop)
 	GElf_Sym sym;
 	int ret = -1, err = 0;
 
-	if (!sc->x86_64)
+	if (!sc->x86_64 && !sc->aarch64)
 		return 0;
 	gil_ehframe_open(&cg.eh, sc->obj, sc->obj_size);
 	if (!cg.eh.nr_fde)

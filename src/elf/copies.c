@@ -90,7 +90,8 @@ bool gil_copy_store(const struct gil_insn *in)
  * at the time it was read plus an offset, forgotten when that register changes.
  */
 struct mstate {
-	struct arg regs[16];
+	int sp; /* the stack pointer's number: 4 (rsp) on x86-64, 31 on AArch64 */
+	struct arg regs[32];
 	struct {
 		bool used;
 		int64_t disp;
@@ -104,13 +105,13 @@ static void clobber(struct mstate *m, int r)
 	int i;
 
 	m->regs[r].kind = A_UNKNOWN;
-	for (i = 0; i < 16; i++)
+	for (i = 0; i < 32; i++)
 		if (m->regs[i].kind == A_BASE && m->regs[i].base == r)
 			m->regs[i].kind = A_UNKNOWN;
 	for (i = 0; i < NR_SLOTS; i++)
 		if (m->slots[i].used && m->slots[i].v.kind == A_BASE && m->slots[i].v.base == r)
 			m->slots[i].used = false;
-	if (r == RSP)
+	if (r == m->sp)
 		for (i = 0; i < NR_SLOTS; i++)
 			m->slots[i].used = false; /* the slots moved */
 }
@@ -119,7 +120,7 @@ static void forget(struct mstate *m, unsigned int mask)
 {
 	int r;
 
-	for (r = 0; r < 16; r++)
+	for (r = 0; r < 32; r++)
 		if (mask & (1u << r))
 			clobber(m, r);
 }
@@ -253,6 +254,102 @@ static void track(const struct gil_insn *in, struct mstate *m)
 		forget(m, CALL_CLOBBERED | 1u << RSP); /* implicit operands */
 }
 
+/* AArch64: what @in leaves in the registers and the stack slots (track()'s counterpart). */
+static void track_a64(const struct gil_insn *in, uint64_t at, struct mstate *m)
+{
+	uint32_t w = in->word;
+	struct arg v = { 0 };
+	uint64_t imm;
+	int rd, rn, i;
+	int64_t off;
+
+	if (in->flow == GIL_INSN_CALL) {
+		forget(m, 0x4007ffffu); /* x0 - x18 and the link register */
+		return;
+	}
+	if ((w & 0x9f000000) == 0x90000000 || gil_a64_adr(w, at, &rd, &imm)) {
+		/* ADRP (a page) or ADR (an address) */
+		rd = (int)(w & 31);
+		v.kind = A_ABS;
+		v.abs = (w & 0x80000000) ? in->imm : imm;
+		set_reg(m, rd, v);
+		return;
+	}
+	if (gil_a64_add_imm(w, &rd, &rn, &imm)) {
+		v = m->regs[rn];
+		if (v.kind == A_ABS) {
+			v.abs += imm;
+		} else if (v.kind == A_BASE) {
+			v.disp += (int64_t)imm;
+		} else if (rn != 31) {
+			v.kind = A_BASE;
+			v.base = rn;
+			v.disp = (int64_t)imm;
+		}
+		set_reg(m, rd, v);
+		return;
+	}
+	if (gil_a64_mov_reg(w, &rd, &rn)) {
+		set_reg(m, rd, m->regs[rn]);
+		return;
+	}
+	if (gil_a64_spill(w, &rd, &off)) {
+		i = slot(m, off, true);
+		m->slots[i].v = m->regs[rd];
+		if (m->slots[i].v.kind == A_UNKNOWN)
+			m->slots[i].used = false;
+		return;
+	}
+	if (gil_a64_reload(w, &rd, &off)) {
+		i = slot(m, off, false);
+		set_reg(m, rd, i >= 0 ? m->slots[i].v : v);
+		return;
+	}
+	/* any other store through SP may cover a slot */
+	if ((w & 0x0a000000) == 0x08000000 && ((w >> 5) & 31) == 31)
+		for (i = 0; i < NR_SLOTS; i++)
+			m->slots[i].used = false;
+	forget(m, gil_a64_writes(w));
+}
+
+/*
+ * One instruction as the search sees it: its call identity (0: not a call), whether it stores
+ * 32 bits of 0 and where, and what it leaves in the registers. The mutex argument is in
+ * *@arg0's register (rdi, x0).
+ */
+static void step(bool a64, const struct gil_insn *in, uint64_t at, struct mstate *m,
+		 uint64_t *id, bool *store0, struct arg *where)
+{
+	int rn;
+	int64_t off;
+
+	*store0 = false;
+	if (!a64) {
+		*id = call_id(in);
+		if (gil_copy_store(in)) {
+			*store0 = true;
+			*where = mem_addr(m, in);
+		}
+		track(in, m);
+		return;
+	}
+	*id = in->flow == GIL_INSN_CALL ? in->target : 0;
+	if (gil_a64_store_zero32(in->word, &rn, &off) && rn != 31) {
+		*store0 = true;
+		*where = m->regs[rn];
+		if (where->kind == A_ABS) {
+			where->abs += (uint64_t)off;
+		} else if (where->kind == A_BASE) {
+			where->disp += off;
+		} else {
+			where->kind = A_BASE;
+			where->base = rn;
+			where->disp = off;
+		}
+	}
+	track_a64(in, at, m);
+}
+
 /* @m minus @l when both are known and comparable (same base, or both absolute). */
 static bool distance(const struct arg *m, const struct arg *l, int64_t *d)
 {
@@ -334,62 +431,67 @@ static int walk(struct scan *sc, const struct gil_ehframe *eh, uint64_t start, u
 		bool learn, struct seq *q, struct copy **out, size_t *nr, size_t *cap)
 {
 	const uint8_t *code = code_of(sc, eh, start, end);
-	struct arg lock_arg = { 0 }, sa[MAX_STORES];
-	struct mstate m;
-	const struct arg *rdi = &m.regs[RDI];
+	struct arg lock_arg = { 0 }, sa[MAX_STORES], arg0, where;
+	enum gil_arch arch = sc->aarch64 ? GIL_ARCH_AARCH64 : GIL_ARCH_X86_64;
 	uint64_t pos, at, id, store = 0, st[MAX_STORES];
-	int step = 0, gap = 0, found = 0, nr_st = 0;
+	int state = 0, gap = 0, found = 0, nr_st = 0;
+	const struct arg *rdi = &arg0;
 	uint64_t ids[3] = { 0 };
 	struct gil_insn in;
+	struct mstate m;
+	bool store0;
 
 	if (!code)
 		return 0;
 	memset(&m, 0, sizeof(m));
+	m.sp = sc->aarch64 ? 31 : RSP;
 	for (pos = 0; pos < end - start; pos += in.len) {
 		at = start + pos;
-		if (gil_x86_64_decode(code + pos, end - start - pos, at, &in))
+		if (gil_insn_decode(arch, code + pos, end - start - pos, at, &in))
 			return found; /* an instruction this decoder does not know: stop here */
-		id = call_id(&in);
-		if (step && ++gap > GAP)
-			step = 0;
-		switch (step) {
+		/* the first argument as the call gets it, then the instruction's own effect */
+		arg0 = m.regs[sc->aarch64 ? 0 : RDI];
+		step(sc->aarch64, &in, at, &m, &id, &store0, &where);
+		if (state && ++gap > GAP)
+			state = 0;
+		switch (state) {
 		case 0: /* before LOCK */
 			if (id && (learn || id == q->lock)) {
 				ids[0] = id;
 				lock_arg = *rdi;
-				step = 1;
+				state = 1;
 				gap = 0;
 				nr_st = 0;
 			}
 			break;
 		case 1: /* after LOCK: stores of 0, then SIGNAL */
-			if (gil_copy_store(&in)) {
+			if (store0) {
 				if (nr_st == MAX_STORES) {
-					step = 0;
+					state = 0;
 					break;
 				}
 				st[nr_st] = at;
-				sa[nr_st++] = mem_addr(&m, &in);
+				sa[nr_st++] = where;
 				gap = 0;
 			} else if (id && !nr_st) {
 				ids[0] = id; /* a call again: it may be LOCK */
 				lock_arg = *rdi;
 				gap = 0;
 				if (!learn && id != q->lock)
-					step = 0;
+					state = 0;
 			} else if (id) {
 				ids[1] = id;
 				gap = 0;
-				step = 0;
+				state = 0;
 				if ((learn || id == q->signal) &&
 				    pick_store(q, learn, &lock_arg, sa, st, nr_st, &store))
-					step = 3;
+					state = 3;
 			}
 			break;
 		case 3: /* after SIGNAL: UNLOCK, on the same mutex */
 			if (id) {
 				ids[2] = id;
-				step = 0;
+				state = 0;
 				if ((!learn && id != q->unlock) || !same_arg(&lock_arg, rdi) ||
 				    ids[0] == ids[1] || ids[1] == ids[2] || ids[0] == ids[2])
 					break;
@@ -409,9 +511,8 @@ static int walk(struct scan *sc, const struct gil_ehframe *eh, uint64_t start, u
 			}
 			break;
 		}
-		track(&in, &m);
 		if (in.flow == GIL_INSN_STOP || in.flow == GIL_INSN_JUMP || in.flow == GIL_INSN_INDIRECT)
-			step = 0; /* the sequence is straight-line code */
+			state = 0; /* the sequence is straight-line code */
 	}
 	return found;
 }
@@ -495,7 +596,7 @@ int gil_copies_scan(struct scan *sc)
 	long host;
 	int ret = -1, r;
 
-	if (!sc->x86_64 || sc->dwarf_done)
+	if ((!sc->x86_64 && !sc->aarch64) || sc->dwarf_done)
 		return 0;
 	gil_ehframe_open(&eh, sc->obj, sc->obj_size);
 	if (!eh.nr_fde)

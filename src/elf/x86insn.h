@@ -45,6 +45,7 @@ struct gil_insn {
 	int64_t disp; /* its displacement */
 	bool has_imm; /* an immediate operand (not a branch's) ... */
 	uint64_t immv; /* ... its value, zero-extended from its size */
+	uint32_t word; /* AArch64: the instruction word, for the gil_a64_* operand readers */
 };
 
 /**
@@ -65,6 +66,32 @@ int gil_a64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_ins
  * a memory operand without an index (copies.c)? Its address operand then points at `locked`.
  */
 bool gil_copy_store(const struct gil_insn *in);
+
+/* AArch64 operands of an instruction word (a64insn.c); registers 0 - 30, 31 is SP or XZR. */
+
+/* ADD Xd, Xn|SP, #imm{, LSL #12} (MOV to or from SP included): true with its operands. */
+bool gil_a64_add_imm(uint32_t w, int *rd, int *rn, uint64_t *imm);
+
+/* ADR Xd, label: true with Xd and the address (@addr: the instruction's). */
+bool gil_a64_adr(uint32_t w, uint64_t addr, int *rd, uint64_t *target);
+
+/* MOV Xd, Xm (ORR Xd, XZR, Xm): true with its operands. */
+bool gil_a64_mov_reg(uint32_t w, int *rd, int *rm);
+
+/* STR WZR, [Xn|SP, #off] or STUR WZR, [Xn|SP, #off]: a 32-bit store of 0 (drop_gil's). */
+bool gil_a64_store_zero32(uint32_t w, int *rn, int64_t *off);
+
+/* STR Xt, [SP, #off] (a spill, 64-bit, unsigned offset): true with Xt and the offset. */
+bool gil_a64_spill(uint32_t w, int *rt, int64_t *off);
+
+/* LDR Xt, [SP, #off] (its reload): true with Xt and the offset. */
+bool gil_a64_reload(uint32_t w, int *rt, int64_t *off);
+
+/*
+ * The general registers the instruction may write, as a mask (bit 31: SP): conservative, every
+ * instruction this does not know writes its Rd field. Calls are the caller's to handle.
+ */
+uint32_t gil_a64_writes(uint32_t w);
 
 /** gil_insn_decode - the instruction at @p in @arch's set; -1 for another architecture. */
 int gil_insn_decode(enum gil_arch arch, const uint8_t *p, size_t avail, uint64_t addr,

@@ -258,6 +258,37 @@ static void test_fallback(void **state)
 }
 
 /* Debian's python3.11 with its debug file out of reach: the exported entry points. */
+/*
+ * Each copy of drop_gil @dbg's DWARF shows has a copy found from the code in @stock whose store
+ * is a few instructions into it; as many of each. Returns the count.
+ */
+static size_t code_copies_match(const struct gil_symbols *dbg, const struct gil_symbols *stock)
+{
+	size_t i, k, copies = 0, code = 0;
+
+	for (k = 0; k < dbg->nr_sites; k++) {
+		const struct gil_site *w = &dbg->sites[k];
+		bool found = false;
+
+		if (strcmp(w->method, "dwarf-inline") || w->role != GIL_SITE_ENTRY)
+			continue;
+		copies++;
+		for (i = 0; i < stock->nr_sites; i++)
+			found |= !strcmp(stock->sites[i].method, "code-inline") &&
+				 stock->sites[i].role == GIL_SITE_ENTRY &&
+				 stock->sites[i].addr > w->addr && stock->sites[i].addr < w->addr + 128;
+		if (!found)
+			print_message("no code copy for %s at 0x%llx\n", w->symbol,
+				      (unsigned long long)w->addr);
+		assert_true(found);
+	}
+	for (i = 0; i < stock->nr_sites; i++)
+		code += !strcmp(stock->sites[i].method, "code-inline") &&
+			stock->sites[i].role == GIL_SITE_ENTRY;
+	assert_int_equal(code, copies);
+	return copies;
+}
+
 static void test_debian_fallback(void **state)
 {
 	const char *py = "/usr/bin/python3.11";
@@ -301,30 +332,14 @@ static void test_debian_fallback(void **state)
 		struct gil_symbols *dbg = read_ok(py, NULL);
 		const struct gil_site *t = find_site(dbg, "take_gil.lto_priv.0");
 		const struct gil_site *d = find_site(dbg, "drop_gil.lto_priv.0");
-		size_t k, copies = 0;
+		size_t copies;
 
 		if (t && d) {
 			assert_int_equal(find_site(s, "take_gil")->addr, t->addr);
 			assert_int_equal(find_site(s, "take_gil")->size, t->size);
 			assert_int_equal(find_site(s, "drop_gil")->addr, d->addr);
 		}
-		/* each DWARF copy has a code copy whose store is a few instructions into it */
-		for (k = 0; k < dbg->nr_sites; k++) {
-			const struct gil_site *w = &dbg->sites[k];
-			bool found = false;
-
-			if (strcmp(w->method, "dwarf-inline") || w->role != GIL_SITE_ENTRY)
-				continue;
-			copies++;
-			for (i = 0; i < s->nr_sites; i++)
-				found |= !strcmp(s->sites[i].method, "code-inline") &&
-					 s->sites[i].role == GIL_SITE_ENTRY &&
-					 s->sites[i].addr > w->addr && s->sites[i].addr < w->addr + 128;
-			if (!found)
-				print_message("no code copy for %s at 0x%llx\n", w->symbol,
-					      (unsigned long long)w->addr);
-			assert_true(found);
-		}
+		copies = code_copies_match(dbg, s);
 		assert_int_equal(copies, 5);
 		gil_symbols_free(dbg);
 	}
@@ -332,6 +347,51 @@ static void test_debian_fallback(void **state)
 	free(root);
 	free(dir);
 	free(flag);
+}
+
+
+/*
+ * Debian arm64's python3.11 (the arm64 pass's root, when tools/arm64-vm.sh built it here) with
+ * its debug file out of reach: take_gil and drop_gil found from the AArch64 code (names loaded
+ * by adrp + add) where the debug file's symbol table puts them, and the copies of drop_gil
+ * LTO inlined into PyEval_SaveThread and four I/O helpers where its DWARF shows them.
+ */
+static void test_arm64_from_code(void **state)
+{
+	const char *dir = getenv("GIL_ARM64_DIR") ? getenv("GIL_ARM64_DIR") : "/var/cache/giltrace/arm64";
+	char *root = xfmt("%s/root", dir), *py = xfmt("%s/usr/bin/python3.11", root);
+	char *debug = xfmt("%s/usr/lib/debug/.build-id", root);
+	struct gil_symbols *s, *dbg;
+	const struct gil_site *t, *d;
+	bool absent = access(py, R_OK) || access(debug, R_OK);
+
+	(void)state;
+	free(debug);
+	if (absent) {
+		print_message("%s with its debug file absent (sh tools/arm64-vm.sh image)\n", py);
+		free(root);
+		free(py);
+		skip();
+	}
+	s = read_ok(py, "/nonexistent");
+	dbg = read_ok(py, root);
+	print_sites(s);
+	assert_false(s->approximate);
+	assert_string_equal(find_site(s, "take_gil")->method, "callgraph");
+	assert_string_equal(find_site(s, "drop_gil")->method, "callgraph");
+	t = find_site(dbg, "take_gil.lto_priv.0");
+	d = find_site(dbg, "drop_gil.lto_priv.0");
+	assert_non_null(t);
+	assert_non_null(d);
+	assert_int_equal(find_site(s, "take_gil")->addr, t->addr);
+	assert_int_equal(find_site(s, "take_gil")->size, t->size);
+	assert_int_equal(find_site(s, "drop_gil")->addr, d->addr);
+	assert_int_equal(find_site(s, "drop_gil")->size, d->size);
+	assert_int_equal(code_copies_match(dbg, s), 5);
+	gil_symbols_free(s);
+	gil_symbols_free(dbg);
+	free(root);
+	free(py);
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */
@@ -460,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_fallback),
 		cmocka_unit_test(test_debian_fallback),
+		cmocka_unit_test(test_arm64_from_code),
 		cmocka_unit_test(test_prove),
 	};
 
