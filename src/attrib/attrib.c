@@ -112,10 +112,13 @@ int gil_attrib_read_elf(const struct gil_symbols *syms, struct gil_elf *obj,
 		/* there, but not a layout we know: the table would guess the same version's */
 		a->why = dowhy;
 		goto done;
-	} else if ((t = gil_layout_table(ver)) && gil_arch_of(obj->elf) == GIL_ARCH_X86_64) {
-		/* the table was checked against x86-64 builds only */
+	} else if ((t = gil_layout_table(ver))) {
+		/*
+		 * Checked against x86-64 builds, and Debian arm64's 3.11: LP64 alike, and nothing
+		 * the probes read lies after a type whose size differs (pthread's)
+		 */
 		a->layout = *t;
-		a->layout.arch = GIL_ARCH_X86_64;
+		a->layout.arch = gil_arch_of(obj->elf);
 		a->source = GIL_ATTR_SRC_TABLE;
 	} else {
 		a->why = ver ? "no DWARF, no _Py_DebugOffsets, and this version is not in the table"

@@ -97,31 +97,11 @@ static int fde_of(struct cg *cg, uint64_t addr, uint64_t *end, bool *entry)
 /* Is a defined FUNC in .dynsym at @addr? Its name into *@name when asked. */
 static bool exported_at(Elf *elf, uint64_t addr, const char **name)
 {
-	Elf_Scn *scn = NULL;
-	Elf_Data *data;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	size_t i, n;
+	const char *n = gil_sites_func_at(elf, addr, true);
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			if (!gelf_getsym(data, (int)i, &sym))
-				break;
-			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-			    sym.st_value != addr)
-				continue;
-			if (name)
-				*name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			return true;
-		}
-	}
-	return false;
+	if (n && name)
+		*name = n;
+	return n != NULL;
 }
 
 /*

@@ -13,16 +13,19 @@
  *
  * LOCK, SIGNAL and UNLOCK are learnt from it: the call before its store of 0 and the two after.
  * Then the code of every frame description is decoded from its start, and wherever it makes the
- * same three calls in that order with one 32-bit store of 0 between the first two, close
- * together and no other call between them, that is a copy: the store is the release (an ENTRY
- * site: the GIL is free from that instruction on) and the instruction after UNLOCK's call its
- * end (an EXIT site). Both are instruction boundaries by construction, and gil_site_prove
- * decodes them again before anything is probed. Where the mutex argument of LOCK and UNLOCK
- * can be read (an immediate, a lea), they must be the same.
+ * same three calls in that order with a 32-bit store of 0 between the first two, close together
+ * and no other call between them, that is a copy: the store is the release (an ENTRY site: the
+ * GIL is free from that instruction on) and the instruction after UNLOCK's call its end (an
+ * EXIT site). Both are instruction boundaries by construction, and gil_site_prove decodes them
+ * again before anything is probed. From 3.13 drop_gil also clears tstate->holds_gil there: the
+ * store kept is the one at the reference's distance from the mutex (pick_store). Where the
+ * mutex argument of LOCK and UNLOCK can be read, they must be the same. Registers, copies
+ * between them and stack spills are followed for that (track, track_a64): only to compare,
+ * never to place a probe. On AArch64 the store is `str wzr, [xN, #off]` and the calls `bl`.
  *
  * The thread that releases is the GIL's last holder: drop_gil stores it in gil->last_holder,
  * the field before `locked`, before taking the mutex (all of 3.x), so attribution reads it
- * through the store's own address operand (attrib/abi.c, gil_copy_store).
+ * through the store's own address operand (attrib/abi.c, code_copy).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -517,38 +520,6 @@ static int walk(struct scan *sc, const struct gil_ehframe *eh, uint64_t start, u
 	return found;
 }
 
-/* The name of the function at @addr by .symtab, else .dynsym; NULL when none names it. */
-static const char *name_at(Elf *elf, uint64_t addr)
-{
-	const char *best = NULL;
-	Elf_Scn *scn = NULL;
-	Elf_Data *data;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	size_t i, n;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || (best && sh.sh_type == SHT_DYNSYM))
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			if (!gelf_getsym(data, (int)i, &sym))
-				break;
-			if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
-			    sym.st_value == addr) {
-				best = elf_strptr(elf, sh.sh_link, sym.st_name);
-				if (best && sh.sh_type == SHT_SYMTAB)
-					return best;
-			}
-		}
-	}
-	return best;
-}
-
 /*
  * The drop_gil entry site inside [@start, @end): -1 when none, -2 when it is drop_gil itself
  * (a whole function: nothing to add), else the index of an exported host's entry, which the
@@ -635,8 +606,8 @@ int gil_copies_scan(struct scan *sc)
 		const struct copy *p = &c[i % nr];
 		bool exit_site = i >= nr;
 
-		name = name_at(sc->obj, p->func);
-		if (name)
+		name = gil_sites_func_at(sc->obj, p->func, false);
+		if (name && *name)
 			snprintf(sym, sizeof(sym), "drop_gil@%.140s", name);
 		else
 			snprintf(sym, sizeof(sym), "drop_gil@0x%llx", (unsigned long long)p->func);

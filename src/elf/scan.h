@@ -62,6 +62,12 @@ int gil_sites_scan_dwarf(struct scan *sc, struct gil_elf *dwelf, const char *fro
 /* Does PyEval_SaveThread call an out-of-line drop_gil? 1 yes, 0 no (inlined), -1 unknown. */
 int gil_sites_save_calls_drop(struct scan *sc);
 
+/*
+ * The name of a function that starts at @addr: by .symtab, else .dynsym, or with @exported by
+ * .dynsym only. NULL when none names one ("" when its name cannot be read).
+ */
+const char *gil_sites_func_at(Elf *elf, uint64_t addr, bool exported);
+
 /* Add one site (an inlined copy's entry or exit) unless its address was offered before. */
 int gil_sites_add(struct scan *sc, const struct gil_site *tmpl);
 

@@ -102,6 +102,40 @@ static int add_site(struct scan *sc, const struct gil_site *tmpl)
 	return 0;
 }
 
+const char *gil_sites_func_at(Elf *elf, uint64_t addr, bool exported)
+{
+	const char *best = NULL, *name;
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_DYNSYM && (exported || sh.sh_type != SHT_SYMTAB)) ||
+		    (best && sh.sh_type == SHT_DYNSYM))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+			    sym.st_value != addr)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			best = name ? name : "";
+			if (sh.sh_type == SHT_SYMTAB)
+				return best;
+			break;
+		}
+	}
+	return best;
+}
+
 int gil_sites_add(struct scan *sc, const struct gil_site *tmpl)
 {
 	return add_site(sc, tmpl);

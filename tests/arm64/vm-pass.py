@@ -218,30 +218,40 @@ def read_made(w):
 
 done, header, records, footer, err, _ = record_pid(w, then=read_made)
 tids = {role: int(t) for role, t in (kv.split("=") for kv in done)}
-fns = fns_of(records)
 want = {"spinner1": ("Busy.spin", FORCED), "spinner2": ("Busy.spin", FORCED),
         "sleeper": ("sleeper", VOLUNTARY), "reader": ("reader", VOLUNTARY)}
-for role, (name, cls) in sorted(want.items()):
-    rs = [r for r in records if isinstance(r, list) and r[0] == tids[role] and r[1] == 2]
-    own = [r for r in rs if fns.get(r[5], {}).get("name") == name]
-    right = sum(1 for r in own if r[6] == cls)
-    log("roles: %s %d/%d/%d (right class / own function / releases)%s"
-        % (role, right, len(own), len(rs),
-           "; it slept or read %d times" % made[role] if role in made else ""))
-    if len(own) < 40 or len(rs) - len(own) > OUTSIDE:
-        failures.append("roles: %s: %d of %d releases in its function, want >= 40 and all but "
-                        "%d at most" % (role, len(own), len(rs), OUTSIDE))
-    if role in made:
-        # each sleep or read released the GIL once, in its function (the reader's last read,
-        # finding the pipe closed, once more), none lost or named elsewhere; voluntary, unless
-        # a drop request was pending right then (a spinner waiting: 1 of 47 sleeps once). The
-        # eval loop may also have forced the thread out in between: more releases, forced.
-        if len(own) < made[role] or right < 0.8 * made[role]:
-            failures.append("roles: %s: %d releases in its function, %d of them voluntary, "
-                            "for %d sleeps or reads" % (role, len(own), right, made[role]))
-    elif right < 0.9 * len(own):
-        failures.append("roles: %s: %d right / %d own / %d releases" % (role, right, len(own),
-                                                                       len(rs)))
+
+
+def check_roles(label, records, tids, made, voluntary_class=True):
+    """Each role's releases in its function, classed as it makes them (the voluntary roles'
+    class only when @voluntary_class)."""
+    fns = fns_of(records)
+    for role, (name, cls) in sorted(want.items()):
+        rs = [r for r in records if isinstance(r, list) and r[0] == tids[role] and r[1] == 2]
+        own = [r for r in rs if fns.get(r[5], {}).get("name") == name]
+        right = sum(1 for r in own if r[6] == cls)
+        log("%s: %s %d/%d/%d (right class / own function / releases)%s"
+            % (label, role, right, len(own), len(rs),
+               "; it slept or read %d times" % made[role] if role in made else ""))
+        if len(own) < 40 or len(rs) - len(own) > OUTSIDE:
+            failures.append("%s: %s: %d of %d releases in its function, want >= 40 and all "
+                            "but %d at most" % (label, role, len(own), len(rs), OUTSIDE))
+        if role in made:
+            # each sleep or read released the GIL once, in its function (the reader's last
+            # read, finding the pipe closed, once more), none lost or named elsewhere;
+            # voluntary, unless a drop request was pending right then (a spinner waiting: 1 of
+            # 47 sleeps once). The eval loop may also have forced the thread out in between:
+            # more releases, forced.
+            if len(own) < made[role] or (voluntary_class and right < 0.8 * made[role]):
+                failures.append("%s: %s: %d releases in its function, %d of them voluntary, "
+                                "for %d sleeps or reads"
+                                % (label, role, len(own), right, made[role]))
+        elif right < 0.9 * len(own):
+            failures.append("%s: %s: %d right / %d own / %d releases"
+                            % (label, role, right, len(own), len(rs)))
+
+
+check_roles("roles", records, tids, made)
 
 # 3. launch mode
 calls = "import ctypes,sys\nl=ctypes.CDLL(None)\nfor i in range(%d): l.getppid()\nsys.exit(3)" % N
@@ -275,9 +285,9 @@ tid = int(done[0])
 drops, takes = intervals(records, tid, 2), intervals(records, tid, 0)
 methods = sorted(set(p["method"] for p in header["probes"]))
 fns = fns_of(records)
-named = sum(1 for r in drops if fns.get(r[5], {}).get("name") == "<module>")
-log("hidden: ctypes: %d releases, %d takes of %d; sites %s; %d named <module>"
-    % (len(drops), len(takes), N, methods, named))
+named = sum(1 for r in drops if len(r) > 5 and fns.get(r[5], {}).get("name") == "<module>")
+log("hidden: ctypes: %d releases, %d takes of %d; sites %s; %d named <module>; attribution %s"
+    % (len(drops), len(takes), N, methods, named, header.get("attribution")))
 for what, got in (("releases", drops), ("takes", takes)):
     if not N <= len(got) <= N + 10:
         failures.append("hidden: ctypes: %d %s for %d calls" % (len(got), what, N))
@@ -294,22 +304,7 @@ w = NsWorkload(PY, "attribution.py", 2.0, 40, "progress", setup=hide)
 made = {}
 done, header, records, footer, err, _ = record_pid(w, then=read_made)
 tids = {role: int(t) for role, t in (kv.split("=") for kv in done)}
-fns = fns_of(records)
-for role, (name, cls) in sorted(want.items()):
-    rs = [r for r in records if isinstance(r, list) and r[0] == tids[role] and r[1] == 2]
-    own = [r for r in rs if fns.get(r[5], {}).get("name") == name]
-    right = sum(1 for r in own if r[6] == cls)
-    log("hidden: roles: %s %d/%d/%d (right class / own function / releases)%s"
-        % (role, right, len(own), len(rs),
-           "; it slept or read %d times" % made[role] if role in made else ""))
-    if len(own) < 40 or len(rs) - len(own) > OUTSIDE:
-        failures.append("hidden: roles: %s: %d of %d releases in its function"
-                        % (role, len(own), len(rs)))
-    if role in made and len(own) < made[role]:
-        failures.append("hidden: roles: %s: %d releases in its function for %d sleeps or reads"
-                        % (role, len(own), made[role]))
-    if role not in made and right < 0.9 * len(own):
-        failures.append("hidden: roles: %s: %d of %d releases forced" % (role, right, len(own)))
+check_roles("hidden: roles", records, tids, made, voluntary_class=False)
 check_no_probes()
 
 if failures:

@@ -148,11 +148,12 @@ class FileRecorder:
         return sorted(glob.glob(os.path.join(self.outdir, "GIL_*_rank_*.json")))
 
 
-def record(w, label, n=N, extra=()):
-    """Record the started ctypes_calls.py workload @w with gil-record --pid; a Row."""
+def record_one(w, label, extra=()):
+    """Record the started workload @w with gil-record --pid until it is done: its 'done' words,
+    and the one file's header, records and footer, and what gil-record said."""
     rec = FileRecorder("--pid", w.pid, *extra)
     w.go()
-    tid = int(w.wait_done()[0])
+    done = w.wait_done()
     w.finish()
     rc = rec.wait()
     check(rc == 0, "%s: gil-record exited %d: %s" % (label, rc, rec.err))
@@ -160,8 +161,15 @@ def record(w, label, n=N, extra=()):
     check(len(files) == 1, "%s: expected one file, got %s" % (label, files))
     header, records, footer = read_recording(files[0])
     check(header["pid"] == w.pid, "%s: header pid %s, workload %d" % (label, header["pid"], w.pid))
+    shutil.rmtree(rec.outdir, ignore_errors=True)
     check_no_probes()
-    return Row(label, header, records, footer, tid, rec.err, n)
+    return done, header, records, footer, rec.err
+
+
+def record(w, label, n=N, extra=()):
+    """Record the started ctypes_calls.py workload @w with gil-record --pid; a Row."""
+    done, header, records, footer, err = record_one(w, label, extra)
+    return Row(label, header, records, footer, int(done[0]), err, n)
 
 
 def debian_dbg_problems(row):

@@ -11,7 +11,6 @@ stock recording's releases on each thread must be named by the kind's own Python
 Debian's python3.11 (static, LTO) and Debian sid's python3.13, 3.14 and 3.15.
 """
 import os
-import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -26,17 +25,8 @@ KINDS = ["stat", "listdir", "scandir", "readall", "read", "write", "sleep", "sel
 
 def record_io(w, label):
     """Record the started io_calls.py workload: per kind, (releases, named by its function)."""
-    rec = FileRecorder("--pid", w.pid)
-    w.go()
-    tids = {k: int(v) for k, v in (kv.split("=") for kv in w.wait_done())}
-    w.finish()
-    rc = rec.wait()
-    check(rc == 0, "%s: gil-record exited %d: %s" % (label, rc, rec.err))
-    files = rec.files()
-    check(len(files) == 1, "%s: expected one file, got %s" % (label, files))
-    header, records, footer = read_recording(files[0])
-    shutil.rmtree(rec.outdir, ignore_errors=True)
-    check_no_probes()
+    done, header, records, footer, err = record_one(w, label)
+    tids = {k: int(v) for k, v in (kv.split("=") for kv in done)}
     fns = {r["fn"]["id"]: r["fn"] for r in records if isinstance(r, dict) and "fn" in r}
     out = {}
     for kind in KINDS:
@@ -44,7 +34,7 @@ def record_io(w, label):
         named = sum(1 for r in drops if fns.get(r[5], {}).get("name") in (kind, kind + "_"))
         out[kind] = (len(drops), named)
     methods = sorted(set(p["method"] for p in header.get("probes", [])))
-    return out, methods, footer or {}, rec.err
+    return out, methods, footer or {}, err
 
 
 def compare(label, dbg, stock, failures, lines):
