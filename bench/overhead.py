@@ -23,9 +23,17 @@ operation. The probes live in groups of our own, gilbench_<pid>_<pidns>*, remove
 --baseline BUILDDIR adds the gil-record built there (default settings) to both workloads, in the
 same reps: a before/after comparison that the VM's drift does not bias.
 --light adds a table for a lighter probe set (no drop_gil return probe: no release durations).
+--watchpoint adds, to the release workload, perf stat counting a hardware write watchpoint on
+the GIL's `locked` word (PERF_TYPE_BREAKPOINT, perf's mem:ADDR/4:w, one per thread): the other
+way issue 22 weighed to see every release of a build whose copies of drop_gil no table names.
+Its address is read from the code (the store of 0 at a code-inline site, tests/gil_sites), so
+only for a non-PIE interpreter whose GIL is a global (Debian's python3.11).
 """
 import argparse
+import json
 import os
+import struct
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -68,6 +76,38 @@ def measure(python, script, args, tracers, reps):
     return res
 
 
+def locked_address(python):
+    """The GIL's `locked` word in a non-PIE @python whose GIL is a global (up to 3.11): the
+    address its first code-inline site's `movl $0, disp(%rip)` writes. (None, why) otherwise."""
+    tool = os.path.join(B.TOP_BUILDDIR, "tests", "gil_sites")
+    if not os.access(tool, os.X_OK):
+        return None, "tests/gil_sites not built (make check builds it)"
+    with open(os.path.realpath(python), "rb") as f:
+        head = f.read(18)
+    if head[16:18] != b"\x02\x00":
+        return None, "%s is position-independent: its GIL has no fixed address" % python
+    out = subprocess.run([tool, os.path.realpath(python), "/nonexistent"], capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines()[:-1]:
+        s = json.loads(line)
+        if s["method"] != "code-inline" or s["role"] != "entry":
+            continue
+        with open(os.path.realpath(python), "rb") as f:
+            f.seek(s["offset"])
+            b = f.read(10)
+        if b[:2] == b"\xc7\x05" and b[6:10] == b"\0\0\0\0":
+            return s["address"] + 10 + struct.unpack("<i", b[2:6])[0], None
+    return None, "no code-inline site of %s stores to a global" % python
+
+
+class Watchpoint:
+    """perf stat's view of a write watchpoint: the group PerfTracer counts."""
+
+    def __init__(self, addr):
+        self.name = "mem"
+        self.selector = "mem:0x%x/4:w" % addr
+
+
 def rows_of(res, order):
     rows = []
     for name in order:
@@ -107,6 +147,8 @@ def main():
     ap.add_argument("--python", default=None)
     ap.add_argument("--light", action="store_true",
                     help="also measure the lighter probe set (no drop_gil return probe)")
+    ap.add_argument("--watchpoint", action="store_true",
+                    help="also count a hardware write watchpoint on the GIL's locked word")
     ap.add_argument("--baseline", metavar="BUILDDIR",
                     help="also measure the gil-record built there, in the same reps")
     a = ap.parse_args()
@@ -147,6 +189,13 @@ def main():
             rel.append(named(B.MinReader(plain), MINPLAIN, PFLOOR))
         rel.append(named(B.GilRecord(["--no-attribution"]), "gil-record --no-attribution",
                          PFLOOR))
+        if a.watchpoint and perf:
+            addr, why = locked_address(python)
+            if addr:
+                rel.append(named(B.PerfTracer(Watchpoint(addr), "stat"),
+                                 "perf stat, write watchpoint on locked", PFLOOR))
+            else:
+                B.log("--watchpoint: " + why)
         if perf:
             rel.append(named(B.PerfTracer(plain, "record"), "perf record, no fetchargs",
                              PFLOOR))
