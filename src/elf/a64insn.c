@@ -169,7 +169,7 @@ int gil_a64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_ins
 	} else if ((w & 0x9f000000) == 0x90000000) {
 		/* ADRP: the 4 KiB page of an address, which an ADD or LDR then completes */
 		insn->imm = (addr & ~0xfffull) +
-			    (uint64_t)(sext(((w >> 29) & 3) | ((w >> 5) & 0x7ffff) << 2, 21) << 12);
+			    ((uint64_t)sext(((w >> 29) & 3) | ((w >> 5) & 0x7ffff) << 2, 21) << 12);
 	}
 	return 0;
 }

@@ -60,9 +60,9 @@ struct seq {
 	int64_t dist; /* the mutex's address minus `locked`'s, where the reference shows both */
 };
 
-/* One copy found: the store and the instruction after UNLOCK's call. */
+/* One copy found: the store, the instruction after UNLOCK's call, its function's extent. */
 struct copy {
-	uint64_t store, after, func;
+	uint64_t store, after, func, func_end;
 };
 
 /* A call's identity: its target, or for a call through memory (-fno-plt) the slot's address. */
@@ -509,6 +509,7 @@ static int walk(struct scan *sc, const struct gil_ehframe *eh, uint64_t start, u
 				(*out)[*nr].store = store;
 				(*out)[*nr].after = at + in.len;
 				(*out)[*nr].func = start;
+				(*out)[*nr].func_end = end;
 				(*nr)++;
 				found++;
 			}
@@ -542,6 +543,57 @@ static long drop_site_in(const struct gil_symbols *syms, uint64_t start, uint64_
 		host = (long)i;
 	}
 	return host;
+}
+
+/*
+ * Where the copy @c ends, as DWARF's exit would put it: after UNLOCK's call drop_gil checks the
+ * call's result (a branch to a fatal error) and then the drop request, branching to the block
+ * that waits for the other thread to take the GIL (FORCE_SWITCHING), which joins the main path
+ * again. When that block is found and every way out of it is the join or another function's
+ * code (a .cold part's fatal error), the join is the exit: the release then includes that
+ * wait, as with DWARF. Otherwise the instruction after UNLOCK's call, which every path passes.
+ */
+static uint64_t copy_exit(struct scan *sc, const struct gil_ehframe *eh, const struct copy *c)
+{
+	enum gil_arch arch = sc->aarch64 ? GIL_ARCH_AARCH64 : GIL_ARCH_X86_64;
+	const uint8_t *code = code_of(sc, eh, c->func, c->func_end);
+	uint64_t at = c->after, forced = 0, join = 0, t;
+	int branches = 0, n;
+	bool joined = false;
+	struct gil_insn in;
+
+	if (!code)
+		return c->after;
+	/* the result's check, then the request's: the second branch's fall-through is the join */
+	for (n = 0; n < 12 && at < c->func_end && !join; n++, at += in.len) {
+		if (gil_insn_decode(arch, code + (at - c->func), c->func_end - at, at, &in) ||
+		    (in.flow != GIL_INSN_NEXT && in.flow != GIL_INSN_BRANCH))
+			return c->after;
+		if (in.flow == GIL_INSN_BRANCH && ++branches == 2) {
+			forced = in.target;
+			join = at + in.len;
+		}
+	}
+	if (!join || forced <= join || forced >= c->func_end)
+		return c->after;
+	/* the waiting block: straight on to a jump, every branch forward in it, to the join, or out */
+	for (at = forced, n = 0; n < 64 && at < c->func_end; n++, at += in.len) {
+		if (gil_insn_decode(arch, code + (at - c->func), c->func_end - at, at, &in) ||
+		    in.flow == GIL_INSN_STOP || in.flow == GIL_INSN_INDIRECT)
+			return c->after;
+		if (in.flow != GIL_INSN_BRANCH && in.flow != GIL_INSN_JUMP)
+			continue;
+		t = in.target;
+		if (t == join)
+			joined = true;
+		else if (t >= c->func && t < c->func_end && t <= at)
+			return c->after; /* back into the function: a path not seen through */
+		else if (t >= c->func && t < c->func_end && t > at + 64 * 16)
+			return c->after; /* elsewhere in the function */
+		if (in.flow == GIL_INSN_JUMP)
+			break;
+	}
+	return joined && (in.flow == GIL_INSN_JUMP) ? join : c->after;
 }
 
 /* Remove site @i (a host its copies replace). */
@@ -601,6 +653,8 @@ int gil_copies_scan(struct scan *sc)
 				syms->nr_callgraph--; /* callgraph.c counted the host */
 		}
 	}
+	for (i = 0; i < nr; i++)
+		c[i].after = copy_exit(sc, &eh, &c[i]);
 	/* entries first, then exits, as the other sites are ordered */
 	for (i = 0; i < 2 * nr; i++) {
 		const struct copy *p = &c[i % nr];

@@ -340,6 +340,25 @@ static void test_debian_fallback(void **state)
 			assert_int_equal(find_site(s, "drop_gil")->addr, d->addr);
 		}
 		copies = code_copies_match(dbg, s);
+		/*
+		 * and each ends where DWARF's copy does: after the forced switch's wait, which
+		 * joins the main path again (copies.c, copy_exit)
+		 */
+		for (i = 0; i < s->nr_sites; i++) {
+			size_t k;
+			bool same = false;
+
+			if (strcmp(s->sites[i].method, "code-inline") ||
+			    s->sites[i].role != GIL_SITE_EXIT)
+				continue;
+			for (k = 0; k < dbg->nr_sites; k++)
+				same |= dbg->sites[k].role == GIL_SITE_EXIT &&
+					dbg->sites[k].addr == s->sites[i].addr;
+			if (!same)
+				print_message("exit 0x%llx is none of DWARF's\n",
+					      (unsigned long long)s->sites[i].addr);
+			assert_true(same);
+		}
 		assert_int_equal(copies, 5);
 		gil_symbols_free(dbg);
 	}
