@@ -429,6 +429,23 @@ class Recorder:
         return sorted(glob.glob(os.path.join(self.outdir, "GIL_*_rank_*.json")))
 
 
+def files_by_pid(outdir):
+    """The recordings in @outdir by pid (as a string): GIL_<pid>_rank_<r>.json."""
+    return {f.split("_")[1]: os.path.join(outdir, f) for f in os.listdir(outdir)
+            if f.startswith("GIL_") and f.endswith(".json")}
+
+
+def wait_recorder(p, what):
+    """gil-record @p's exit status and its stderr, or the test fails after HANG_S (a hang)."""
+    try:
+        rc = p.wait(timeout=HANG_S)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        fail("%s: gil-record did not end within %d s" % (what, HANG_S))
+    return rc, p.stderr.read() if p.stderr else ""
+
+
 def read_recording(path):
     """An independent reader of doc/format.md: returns (header, records, footer)."""
     with open(path) as f:

@@ -43,8 +43,9 @@ def build(name, link):
     return lib, dbg
 
 
-def attack(what, lib, duration=1.0):
-    # mapped below the interpreter (0x400000), so that the recorder reads it first
+def mapper(what, lib):
+    """nobody's Python mapping @lib below the interpreter (0x400000), so that the recorder reads
+    it first, then making ctypes calls until killed."""
     code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
             "libc.mmap.restype = ctypes.c_void_p\n"
             "libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,"
@@ -55,6 +56,11 @@ def attack(what, lib, duration=1.0):
             "print('ready', flush=True)\nwhile True: libc.getppid()\n" % lib)
     p = subprocess.Popen(NOBODY + [SYSPY, "-c", code], stdout=subprocess.PIPE, text=True)
     check(p.stdout.readline().startswith("ready"), "%s: the workload did not start" % what)
+    return p
+
+
+def attack(what, lib, duration=1.0):
+    p = mapper(what, lib)
     out = tempfile.mkdtemp(prefix="out-", dir=work)
     rec = subprocess.Popen([GIL_RECORD, "--pid", str(p.pid), "--duration", str(duration),
                             "--output-dir", out], stderr=subprocess.PIPE, text=True)
@@ -99,16 +105,7 @@ attack("link to /dev/zero", lib)
 lib, dbg = build("libhuge.so", "libhuge.debug")
 os.unlink(dbg)
 subprocess.run(NOBODY + ["truncate", "-s", "1T", dbg], check=True)
-code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-        "libc.mmap.restype = ctypes.c_void_p\n"
-        "libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,"
-        " ctypes.c_int, ctypes.c_long]\n"
-        "fd = os.open(%r, os.O_RDONLY)\n"
-        "a = libc.mmap(0x100000, os.fstat(fd).st_size, 5, 0x100002, fd, 0)\n"
-        "assert a == 0x100000, (a, ctypes.get_errno())\n"
-        "print('ready', flush=True)\nwhile True: libc.getppid()\n" % lib)
-attacker = subprocess.Popen(NOBODY + [SYSPY, "-c", code], stdout=subprocess.PIPE, text=True)
-check(attacker.stdout.readline().startswith("ready"), "1 TiB: the attacker did not start")
+attacker = mapper("1 TiB", lib)
 N = 2000
 victim = Workload(SYSPY, "ctypes_calls.py", N)
 out = tempfile.mkdtemp(prefix="out-", dir=work)
@@ -123,14 +120,9 @@ tid = int(victim.wait_done()[0])
 victim.finish()
 attacker.kill()
 attacker.wait()
-try:
-    rc = rec.wait(timeout=HANG_S)
-except subprocess.TimeoutExpired:
-    rec.kill()
-    fail("1 TiB: gil-record did not end within %d s" % HANG_S)
-err = rec.stderr.read()
+rc, err = wait_recorder(rec, "1 TiB")
 check(rc == 0, "1 TiB: gil-record exited %d: %s" % (rc, err))
-files = {f.split("_")[1]: os.path.join(out, f) for f in os.listdir(out)}
+files = files_by_pid(out)
 check(str(victim.pid) in files and str(attacker.pid) in files,
       "1 TiB: both must be recorded: %s %s" % (files, err))
 h, records, footer = read_recording(files[str(victim.pid)])

@@ -74,13 +74,8 @@ def attempt(copies):
     victim.finish()
     mapper.stdin.close()
     mapper.wait(HANG_S)
-    try:
-        rc = rec.wait(timeout=HANG_S)
-    except subprocess.TimeoutExpired:
-        rec.kill()
-        fail("gil-record did not end within %d s" % HANG_S)
-    err = rec.stderr.read()
-    files = {f.split("_")[1]: os.path.join(out, f) for f in os.listdir(out)}
+    rc, err = wait_recorder(rec, "%d files" % copies)
+    files = files_by_pid(out)
     check(str(victim.pid) in files, "the victim was not recorded: %s %s" % (files, err))
     h, records, footer = read_recording(files[str(victim.pid)])
     drops = len(intervals(records, tid=tid, kind=2))
