@@ -75,13 +75,6 @@ static uint64_t call_id(const struct gil_insn *in)
 	return in->riprel ? in->riprel | 1ull << 63 : 0;
 }
 
-bool gil_copy_store(const struct gil_insn *in)
-{
-	return in->opcode == 0xc7 && in->modrm_reg == 0 && in->mem && !(in->rex & 8) &&
-	       !in->opsize && in->has_imm && in->immv == 0 && !in->mem_index &&
-	       in->len > 0;
-}
-
 /* The registers a call may change (System V): rax, rcx, rdx, rsi, rdi, r8 - r11. */
 #define CALL_CLOBBERED 0x0fc7u
 #define RSP 4

@@ -403,3 +403,9 @@ int gil_x86_64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_
 	}
 	return 0;
 }
+
+bool gil_copy_store(const struct gil_insn *in)
+{
+	return in->opcode == 0xc7 && in->modrm_reg == 0 && in->mem && !(in->rex & 8) &&
+	       !in->opsize && in->has_imm && in->immv == 0 && !in->mem_index && in->len > 0;
+}

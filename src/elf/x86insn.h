@@ -63,7 +63,8 @@ int gil_a64_decode(const uint8_t *p, size_t avail, uint64_t addr, struct gil_ins
 
 /**
  * gil_copy_store - is @in (x86-64) the store that releases the GIL in drop_gil, `movl $0` to
- * a memory operand without an index (copies.c)? Its address operand then points at `locked`.
+ * a memory operand without an index? Its address operand then points at `locked` (copies.c
+ * finds it, attrib/abi.c reads through it).
  */
 bool gil_copy_store(const struct gil_insn *in);
 
