@@ -148,6 +148,18 @@ char *gil_strfmt(const char *fmt, ...)
 	return s;
 }
 
+static __thread const int *cancel_flag;
+
+void gil_cancel_on(const int *flag)
+{
+	cancel_flag = flag;
+}
+
+bool gil_cancelled(void)
+{
+	return cancel_flag && __atomic_load_n(cancel_flag, __ATOMIC_RELAXED);
+}
+
 char *gil_read_file(const char *path, size_t max, size_t *lenp)
 {
 	char *buf;

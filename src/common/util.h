@@ -75,6 +75,16 @@ void gil_topk_add(uint32_t *ids, uint64_t *vals, size_t n, uint32_t id, uint64_t
 /* gil_topk_best - the slot with the largest count (0 when all are free: check ids[it]). */
 size_t gil_topk_best(const uint32_t *ids, const uint64_t *vals, size_t n);
 
+/*
+ * gil_cancel_on - the calling thread's long reads (a debug file's CRC, a debuginfod download)
+ * give up once *@flag is non-zero; NULL (each thread's default): they never do. A recording
+ * that stops does not wait for a worker's read of a file someone else made (record/resolver.c).
+ */
+void gil_cancel_on(const int *flag);
+
+/* gil_cancelled - whether the calling thread's flag (gil_cancel_on) is set. */
+bool gil_cancelled(void);
+
 /* gil_utf8_copy - a malloc'd copy of @s with each byte that breaks UTF-8 replaced by '?'. */
 char *gil_utf8_copy(const char *s);
 

@@ -47,6 +47,10 @@ static int file_crc32(int fd, uint32_t *out)
 			return -1;
 		if (n == 0)
 			break;
+		if (gil_cancelled()) {
+			errno = ECANCELED;
+			return -1;
+		}
 		for (i = 0; i < n; i++)
 			crc = table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
 		off += n;

@@ -21,6 +21,15 @@
 #include "common/util.h"
 #include "scan.h"
 
+/* A download gives up when the recording that asked for it stops (gil_cancel_on). */
+static int progress(debuginfod_client *c, long a, long b)
+{
+	(void)c;
+	(void)a;
+	(void)b;
+	return gil_cancelled();
+}
+
 bool gil_debuginfod_supported(void)
 {
 	return true;
@@ -53,10 +62,14 @@ int gil_debuginfod_find(const char *build_id, char *path, size_t pathlen, char *
 	c = debuginfod_begin();
 	if (!c)
 		return gil_err(why, whylen, "cannot start a debuginfod client");
+	debuginfod_set_progressfn(c, progress);
 	fd = debuginfod_find_debuginfo(c, id, (int)n, &got);
 	debuginfod_end(c);
 	if (fd < 0) {
-		if (fd == -ENOENT)
+		if (gil_cancelled())
+			gil_err(why, whylen, "the recording stopped while DEBUGINFOD_URLS (%s) was asked",
+				urls);
+		else if (fd == -ENOENT)
 			gil_err(why, whylen, "not on the servers of DEBUGINFOD_URLS (%s)", urls);
 		else
 			gil_err(why, whylen, "DEBUGINFOD_URLS (%s) could not be asked: %s", urls,

@@ -44,6 +44,8 @@ static int all_setup(struct gil_recorder *rec)
 
 static int all_round(struct gil_recorder *rec, uint64_t now)
 {
+	if (rec_take_found(rec) < 0)
+		return -1;
 	if (now - rec->last_scan < RESCAN_NS)
 		return 0;
 	rec->last_scan = now;
@@ -80,6 +82,12 @@ static bool always(const struct gil_recorder *rec)
 	return true;
 }
 
+static void all_finish(struct gil_recorder *rec, bool started)
+{
+	(void)started;
+	rec_stop_finding(rec);
+}
+
 static void launch_finish(struct gil_recorder *rec, bool started)
 {
 	gil_launch_release(&rec->launch);
@@ -93,7 +101,7 @@ static void launch_finish(struct gil_recorder *rec, bool started)
 const struct rec_mode_ops rec_modes[REC_MODE_NR] = {
 	[REC_MODE_PIDS] = { .name = "pids", .setup = pids_setup },
 	[REC_MODE_ALL] = { .name = "all", .setup = all_setup, .round = all_round,
-			   .more_may_come = always },
+			   .more_may_come = always, .finish = all_finish },
 	[REC_MODE_LAUNCH] = { .name = "launch", .setup = launch_setup, .start = launch_start,
 			      .round = launch_round, .more_may_come = launch_more,
 			      .finish = launch_finish },

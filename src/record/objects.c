@@ -19,14 +19,27 @@
 #include "objcache.h"
 #include "objects.h"
 
-static int find_object(struct gil_recorder *rec, const struct gil_mapping *m)
+int rec_find_object(const struct object *objs, size_t nr, uint64_t dev, uint64_t ino)
 {
 	size_t i;
 
-	for (i = 0; i < rec->nr_objects; i++)
-		if (rec->objects[i].dev == m->dev && rec->objects[i].ino == m->ino)
+	for (i = 0; i < nr; i++)
+		if (objs[i].dev == dev && objs[i].ino == ino)
 			return (int)i;
 	return -1;
+}
+
+void rec_object_free(struct object *o)
+{
+	gil_symbols_free(o->syms);
+	free(o->reason);
+	gil_attrib_free(o->attrib);
+	free(o->path);
+	free(o->open_path);
+	free(o->broken);
+	gil_elf_close(&o->elf);
+	memset(o, 0, sizeof(*o));
+	o->first_probe = -1;
 }
 
 /* What the probes of @o read at each entry: offsets from DWARF, _Py_DebugOffsets or the table. */
@@ -42,22 +55,28 @@ static int load_attrib(struct object *o, char *err, size_t errlen)
  * be a release that never was. Without it (--no-attribution, no layout), the forced switches
  * it makes are not recorded: counted in nr_unconditioned, and said when recording starts.
  */
-const char *rec_site_fetchargs(const struct gil_recorder *rec, const struct object *o, size_t i)
+static const char *site_fetchargs(const struct gil_options *opts, const struct object *o,
+				  size_t i)
 {
-	if (rec->opts.no_attribution || !o->attrib || i >= o->attrib->nr_sites)
+	if (opts->no_attribution || !o->attrib || i >= o->attrib->nr_sites)
 		return NULL;
-	return rec->opts.attribution == GIL_ATTRIBUTION_FULL ? o->attrib->sites[i].fetchargs
-							      : o->attrib->sites[i].pointer;
+	return opts->attribution == GIL_ATTRIBUTION_FULL ? o->attrib->sites[i].fetchargs
+							 : o->attrib->sites[i].pointer;
 }
 
-static void prune_unconditioned(struct gil_recorder *rec, struct object *o)
+const char *rec_site_fetchargs(const struct gil_recorder *rec, const struct object *o, size_t i)
+{
+	return site_fetchargs(&rec->opts, o, i);
+}
+
+static void prune_unconditioned(const struct gil_options *opts, struct object *o)
 {
 	struct gil_symbols *syms = o->syms;
 	size_t i, k;
 
 	for (i = k = 0; i < syms->nr_sites; i++) {
 		if (syms->sites[i].host == GIL_HOST_ON_REQUEST &&
-		    !rec_site_fetchargs(rec, o, i)) {
+		    !site_fetchargs(opts, o, i)) {
 			free(syms->sites[i].symbol);
 			if (o->attrib) {
 				free(o->attrib->sites[i].fetchargs);
@@ -116,15 +135,15 @@ static int open_mapped(pid_t pid, const struct gil_mapping *m, struct gil_elf *h
  * attribution and the probes all use that descriptor, so a path swapped after the check
  * changes nothing: the probes name /proc/self/fd/N, the inode we read.
  */
-static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_mapping *m,
-		       char *err, size_t errlen)
+static int load_object(const struct gil_options *opts, struct object **objs, size_t *nr,
+		       pid_t pid, const struct gil_mapping *m, char *err, size_t errlen)
 {
 	struct gil_elf h;
 	struct object *o;
 	char root[64], *open_path;
 	size_t len;
 	bool cached;
-	int i = find_object(rec, m), r;
+	int i = rec_find_object(*objs, *nr, m->dev, m->ino), r;
 
 	if (i >= 0)
 		return i;
@@ -136,15 +155,15 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
 	len = strlen(root) + strlen(m->path) + 1;
 	open_path = malloc(len);
-	o = open_path ? realloc(rec->objects, (rec->nr_objects + 1) * sizeof(*o)) : NULL;
+	o = open_path ? realloc(*objs, (*nr + 1) * sizeof(*o)) : NULL;
 	if (!o) {
 		free(open_path);
 		gil_elf_close(&h);
 		return gil_err(err, errlen, "out of memory");
 	}
 	snprintf(open_path, len, "%s%s", root, m->path);
-	rec->objects = o;
-	o = &rec->objects[rec->nr_objects];
+	*objs = o;
+	o = &(*objs)[*nr];
 	memset(o, 0, sizeof(*o));
 	o->dev = m->dev;
 	o->ino = m->ino;
@@ -153,13 +172,13 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 	o->elf = h;
 	snprintf(o->probe_path, sizeof(o->probe_path), "/proc/self/fd/%d", h.fd);
 	o->first_probe = -1;
-	rec->nr_objects++;
-	r = rec_objcache_load(o, open_path, root, !rec->opts.no_attribution);
+	(*nr)++;
+	r = rec_objcache_load(o, open_path, root, !opts->no_attribution);
 	if (r < 0)
 		return gil_err(err, errlen, "out of memory");
 	cached = r > 0;
 	if (!cached && gil_symbols_read_elf(&o->elf, open_path, root,
-					    rec->opts.no_debuginfod ? 0 : GIL_SYMS_DEBUGINFOD,
+					    opts->no_debuginfod ? 0 : GIL_SYMS_DEBUGINFOD,
 					    &o->syms, err, errlen) < 0) {
 		o->syms = NULL;
 		return -1;
@@ -172,17 +191,17 @@ static int load_object(struct gil_recorder *rec, pid_t pid, const struct gil_map
 		o->syms = NULL;
 		gil_elf_close(&o->elf); /* nothing to probe: no descriptor kept */
 	}
-	if (o->syms && !cached && !rec->opts.no_attribution && load_attrib(o, err, errlen) < 0)
+	if (o->syms && !cached && !opts->no_attribution && load_attrib(o, err, errlen) < 0)
 		return -1;
 	if (o->syms && !cached)
-		rec_objcache_store(o, root, !rec->opts.no_attribution);
+		rec_objcache_store(o, root, !opts->no_attribution);
 	/* the sites' pass and attribution shared one DWARF handle: what libdw cached is large */
 	gil_elf_drop_dwarf(&o->elf);
 	if (o->syms && o->syms->dwarf_elf)
 		gil_elf_drop_dwarf(o->syms->dwarf_elf);
 	if (o->syms)
-		prune_unconditioned(rec, o);
-	return (int)(rec->nr_objects - 1);
+		prune_unconditioned(opts, o);
+	return (int)(*nr - 1);
 }
 
 static enum gil_ev ev_of(enum gil_func fn, bool ret, bool exit_site)
@@ -293,11 +312,14 @@ int rec_refresh_decoder(struct gil_recorder *rec)
 	return 0;
 }
 
-/*
- * Which object of @pid defines the GIL functions. Returns its index, -1 on a hard error
- * (rec->err set), -2 when @pid is not a CPython with a GIL (@why says what it is).
- */
 int rec_python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t whylen)
+{
+	return rec_python_object_in(&rec->opts, &rec->objects, &rec->nr_objects, pid, why,
+				    whylen);
+}
+
+int rec_python_object_in(const struct gil_options *opts, struct object **objs, size_t *nr_objs,
+			 pid_t pid, char *why, size_t whylen)
 {
 	struct gil_mapping *maps = NULL;
 	char err[512] = "";
@@ -317,12 +339,12 @@ int rec_python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t why
 			py2 = true;
 		if (strstr(base, "python") || strstr(base, "Python"))
 			pylike = true;
-		o = load_object(rec, pid, &maps[i], err, sizeof(err));
+		o = load_object(opts, objs, nr_objs, pid, &maps[i], err, sizeof(err));
 		if (o == -1 && pylike && !why[0])
 			gil_err(why, whylen, "%s", err);
-		if (o >= 0 && rec->objects[o].syms)
+		if (o >= 0 && (*objs)[o].syms)
 			found = o;
-		else if (o >= 0 && rec->objects[o].reason && told < 0)
+		else if (o >= 0 && (*objs)[o].reason && told < 0)
 			told = o; /* free-threaded, Python 2, PyPy, stripped: symbols.c says why */
 	}
 	gil_mappings_free(maps, nr);
@@ -331,7 +353,7 @@ int rec_python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t why
 	if (why[0])
 		return -2;
 	if (told >= 0) {
-		gil_err(why, whylen, "%s", rec->objects[told].reason);
+		gil_err(why, whylen, "%s", (*objs)[told].reason);
 		return -2;
 	}
 	if (capped)

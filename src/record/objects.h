@@ -16,6 +16,19 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o);
  */
 int rec_python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t whylen);
 
+/*
+ * The same on any table of objects (*@objs, *@nr), which it grows by what it reads; reads
+ * nothing of the recorder but @opts (resolver.c's worker has a table of its own).
+ */
+int rec_python_object_in(const struct gil_options *opts, struct object **objs, size_t *nr,
+			 pid_t pid, char *why, size_t whylen);
+
+/* The index of the object of file @dev:@ino in @objs, or -1. */
+int rec_find_object(const struct object *objs, size_t nr, uint64_t dev, uint64_t ino);
+
+/* Free what @o holds (symbols, attribution, its descriptor) and leave it empty. */
+void rec_object_free(struct object *o);
+
 /* Re-read the group's formats after probes were added, and map probe index -> event kind. */
 int rec_refresh_decoder(struct gil_recorder *rec);
 

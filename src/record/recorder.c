@@ -27,6 +27,7 @@
 #include "state.h"
 #include "intake.h"
 #include "modes.h"
+#include "objects.h"
 #include "outdir.h"
 #include "targets.h"
 
@@ -444,15 +445,8 @@ void gil_recorder_free(struct gil_recorder *rec)
 		if (t)
 			rec_free_target(t);
 	}
-	for (i = 0; i < rec->nr_objects; i++) {
-		gil_symbols_free(rec->objects[i].syms);
-		free(rec->objects[i].reason);
-		gil_attrib_free(rec->objects[i].attrib);
-		free(rec->objects[i].path);
-		free(rec->objects[i].open_path);
-		free(rec->objects[i].broken);
-		gil_elf_close(&rec->objects[i].elf);
-	}
+	for (i = 0; i < rec->nr_objects; i++)
+		rec_object_free(&rec->objects[i]);
 	gil_probes_free(rec->probes);
 	gil_decoder_free(rec->dec);
 	gil_fntab_free(rec->fntab);

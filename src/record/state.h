@@ -143,6 +143,7 @@ struct gil_recorder {
 	size_t nr_decoded;
 	struct object *objects;
 	size_t nr_objects;
+	struct rec_resolver *resolver; /* all-process mode's reads while recording (resolver.c) */
 	struct target **targets; /* stable addresses: pairing callbacks keep them */
 	size_t nr_targets, cap_targets;
 	struct gil_ordered queue; /* events of all rings, until they are in time order */

@@ -20,6 +20,7 @@
 #include "outdir.h"
 #include "recfile.h"
 #include "targets.h"
+#include "resolver.h"
 
 struct target *rec_target_of(struct gil_recorder *rec, pid_t pid)
 {
@@ -363,6 +364,8 @@ int rec_start_target(struct gil_recorder *rec, struct target *t)
 	return rec_write_header(rec, t);
 }
 
+static int add_target_obj(struct gil_recorder *rec, pid_t pid, int obj, bool live);
+
 /*
  * Make @pid a target: find its Python, create probes and events. Returns 0, -1 on a hard error,
  * -2 when @pid is not traceable (reason in rec->err).
@@ -415,13 +418,14 @@ static struct target *new_target(struct gil_recorder *rec, pid_t pid, int obj,
 	return t;
 }
 
+static int add_target_obj(struct gil_recorder *rec, pid_t pid, int obj, bool live);
+
 /*
  * Make @pid a target: find its Python, create probes and events. Returns 0, -1 on a hard error,
  * -2 when @pid is not traceable (reason in rec->err).
  */
 int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live)
 {
-	struct target *t;
 	char why[512] = "";
 	int obj;
 
@@ -436,6 +440,14 @@ int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live)
 		rec_set_err(rec, "process %d: %s", (int)pid, why);
 		return -2;
 	}
+	return add_target_obj(rec, pid, obj, live);
+}
+
+/* The rest of rec_add_target, once @pid's Python is known to be object @obj. */
+static int add_target_obj(struct gil_recorder *rec, pid_t pid, int obj, bool live)
+{
+	struct target *t;
+
 	if (rec_create_probes(rec, &rec->objects[obj]) < 0 || rec_refresh_decoder(rec) < 0)
 		return -1;
 	if (rec_file_wide(rec)) {
@@ -590,6 +602,22 @@ int rec_skip_target(struct gil_recorder *rec, pid_t pid)
 }
 
 /* All-process mode: every CPython process on the host but ourselves. */
+/*
+ * What rec_add_target's @ret for @pid means to a scan: gone (it exited meanwhile) and not a
+ * Python are not errors; one that cannot be recorded is skipped, the others go on. 0, -1.
+ */
+static int scanned(struct gil_recorder *rec, pid_t pid, int ret)
+{
+	if (ret == -1 && !gil_proc_exists(pid)) {
+		/* it exited while we attached to it: not an error, just gone */
+		forget_target(rec, pid);
+		ret = -2;
+	}
+	if (ret == -1 && rec_skip_target(rec, pid) < 0)
+		return -1;
+	return 0;
+}
+
 int rec_scan_all(struct gil_recorder *rec, bool live)
 {
 	pid_t *pids = NULL;
@@ -601,20 +629,32 @@ int rec_scan_all(struct gil_recorder *rec, bool live)
 		rec_set_err(rec, "cannot list processes: %s", strerror(errno));
 		return -1;
 	}
+	if (live && !rec->resolver) {
+		rec->resolver = rec_resolver_start(&rec->opts, rec->objects, rec->nr_objects);
+		if (!rec->resolver) {
+			free(pids);
+			rec_set_err(rec, "cannot start the thread that reads new processes' files: %s",
+				    strerror(errno));
+			return -1;
+		}
+	}
 	for (i = 0; i < nr; i++) {
 		/* A program recording itself through the API is a CPython like any other. */
 		if (rec_target_of(rec, pids[i]) || gil_proc_is_kernel_thread(pids[i]))
 			continue;
+		if (live) {
+			/* read by the resolver's worker: the rings drain meanwhile */
+			if (rec_resolver_ask(rec->resolver, pids[i]) < 0) {
+				free(pids);
+				rec_set_err(rec, "out of memory");
+				return -1;
+			}
+			continue;
+		}
 		if (rec->opts.accelerator_only && gil_proc_accelerator(pids[i], dev, sizeof(dev)) <= 0)
 			continue;
 		ret = rec_add_target(rec, pids[i], live);
-		if (ret == -1 && !gil_proc_exists(pids[i])) {
-			/* it exited while we attached to it: not an error, just gone */
-			forget_target(rec, pids[i]);
-			ret = -2;
-		}
-		/* one process that cannot be recorded does not stop the others' recording */
-		if (ret == -1 && rec_skip_target(rec, pids[i]) < 0) {
+		if (scanned(rec, pids[i], ret) < 0) {
 			free(pids);
 			return -1;
 		}
@@ -622,6 +662,50 @@ int rec_scan_all(struct gil_recorder *rec, bool live)
 	free(pids);
 	rec->err[0] = '\0'; /* non-Python processes are not errors here */
 	return 0;
+}
+
+int rec_take_found(struct gil_recorder *rec)
+{
+	struct rec_found *f, *next;
+	struct object *v;
+	int obj, ret = 0;
+
+	if (!rec->resolver)
+		return 0;
+	for (f = rec_resolver_take(rec->resolver); f; f = next) {
+		next = f->next;
+		if (ret < 0)
+			goto drop;
+		/* its new objects are the recorder's now, at the end of the table (kept in order:
+		 * the worker's later answers may name them) */
+		if (f->nr_objs) {
+			v = realloc(rec->objects, (rec->nr_objects + f->nr_objs) * sizeof(*v));
+			if (!v) {
+				rec_set_err(rec, "out of memory");
+				ret = -1;
+				goto drop;
+			}
+			rec->objects = v;
+			memcpy(&rec->objects[rec->nr_objects], f->objs, f->nr_objs * sizeof(*v));
+			rec->nr_objects += f->nr_objs;
+			f->nr_objs = 0;
+		}
+		if (f->python && !rec_target_of(rec, f->pid) && gil_proc_exists(f->pid)) {
+			obj = rec_find_object(rec->objects, rec->nr_objects, f->dev, f->ino);
+			ret = scanned(rec, f->pid, obj >= 0 ? add_target_obj(rec, f->pid, obj, true) : -2);
+		}
+drop:
+		rec_found_free(f);
+	}
+	if (ret == 0)
+		rec->err[0] = '\0'; /* non-Python processes are not errors here */
+	return ret;
+}
+
+void rec_stop_finding(struct gil_recorder *rec)
+{
+	rec_resolver_stop(rec->resolver);
+	rec->resolver = NULL;
 }
 
 void rec_close_target_fds(struct gil_recorder *rec, struct target *t)

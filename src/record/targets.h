@@ -56,8 +56,18 @@ const char *rec_name_of(const struct target *t, int32_t tid);
 
 void rec_remember_name(struct target *t, int32_t tid, const char *comm);
 
-/* All-process mode: every CPython process on the host but ourselves. */
+/*
+ * All-process mode: every CPython process on the host but ourselves. At setup (!@live) each
+ * is made a target at once; while recording, the resolver's worker reads their files and
+ * rec_take_found makes targets of what it found.
+ */
 int rec_scan_all(struct gil_recorder *rec, bool live);
+
+/* The resolver's answers so far: their objects, and a target of each new CPython. 0, -1. */
+int rec_take_found(struct gil_recorder *rec);
+
+/* Stop the resolver, cancelling what it reads, before the last drain. */
+void rec_stop_finding(struct gil_recorder *rec);
 
 int rec_start_target(struct gil_recorder *rec, struct target *t);
 
