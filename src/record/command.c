@@ -11,7 +11,6 @@
 
 #include "state.h"
 #include "command.h"
-#include "objects.h"
 #include "targets.h"
 
 /* Does the ELF file at @path list a libpython among its DT_NEEDED entries? */
@@ -27,39 +26,20 @@ static bool needs_libpython(const char *path)
 	return found;
 }
 
+/* Cheap: whether ld.so will map a libpython; the files themselves are read by the resolver. */
 static enum gil_exec_kind launch_classify(void *ctx, pid_t pid)
 {
-	struct gil_symbols *syms = NULL;
-	enum gil_exec_kind kind = GIL_EXEC_OTHER;
-	char exe[64], root[64], err[256];
+	char exe[64];
 
 	(void)ctx;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	if (gil_symbols_read(exe, root, &syms, err, sizeof(err)) == 0 && syms->has_take &&
-	    syms->has_drop)
-		kind = GIL_EXEC_PYTHON_NOW;
-	else if (needs_libpython(exe))
-		kind = GIL_EXEC_PYTHON_LOADING;
-	gil_symbols_free(syms);
-	return kind;
+	return needs_libpython(exe) ? GIL_EXEC_PYTHON_LOADING : GIL_EXEC_OTHER;
 }
 
+/* Its files are read by the resolver's worker, as all-process mode's are: the rings drain. */
 static int launch_attach(void *ctx, pid_t pid)
 {
-	struct gil_recorder *rec = ctx;
-	char why[512] = "";
-	int obj, ret;
-
-	if (rec_target_of(rec, pid))
-		return 1;
-	obj = rec_python_object(rec, pid, why, sizeof(why));
-	if (obj == -1)
-		return -1;
-	if (obj < 0)
-		return 0; /* not mapped yet */
-	ret = rec_add_target(rec, pid, true);
-	return ret == 0 ? 1 : ret == -2 ? 0 : -1;
+	return rec_attach_found(ctx, pid);
 }
 
 const struct gil_launch_ops rec_launch_ops = {

@@ -28,8 +28,12 @@ static int add_traced(struct gil_launch *l, pid_t pid)
 	cap = l->cap;
 	if (gil_grow(&l->loading, &cap, l->nr + 1, sizeof(*l->loading)) < 0)
 		return -1;
+	cap = l->cap;
+	if (gil_grow(&l->waiting, &cap, l->nr + 1, sizeof(*l->waiting)) < 0)
+		return -1;
 	l->cap = cap;
 	l->traced[l->nr] = pid;
+	l->waiting[l->nr] = false;
 	l->loading[l->nr++] = false;
 	return 0;
 }
@@ -52,6 +56,7 @@ static void drop_traced(struct gil_launch *l, pid_t pid)
 		return;
 	l->traced[i] = l->traced[l->nr - 1];
 	l->loading[i] = l->loading[l->nr - 1];
+	l->waiting[i] = l->waiting[l->nr - 1];
 	l->nr--;
 }
 
@@ -221,15 +226,45 @@ static void release(struct gil_launch *l, pid_t pid, int sig)
 
 /*
  * Try to attach the recorder to @pid (ops->attach): 1 when attached, and then no longer traced
- * (released here); 0 when not yet (its libpython is not mapped); -1 on error.
+ * (released here); 0 when not yet (its libpython is not mapped); 2 when the answer is not in
+ * yet (it stays stopped, waiting); -1 on error.
  */
 static int attach_now(struct gil_launch *l, const struct gil_launch_ops *ops, void *ctx, pid_t pid)
 {
+	ssize_t i;
 	int r = ops->attach(ctx, pid);
 
-	if (r > 0)
+	if (r == 1)
 		release(l, pid, 0);
+	i = find_traced(l, pid);
+	if (i >= 0)
+		l->waiting[i] = r == 2;
 	return r;
+}
+
+/* Ask again about each process kept stopped for an answer; resume those that are not Python. */
+static int ask_waiting(struct gil_launch *l, const struct gil_launch_ops *ops, void *ctx)
+{
+	size_t i = 0;
+	pid_t pid;
+	int r;
+
+	while (i < l->nr) {
+		if (!l->waiting[i]) {
+			i++;
+			continue;
+		}
+		pid = l->traced[i];
+		r = attach_now(l, ops, ctx, pid);
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			continue; /* released: another took slot i */
+		if (r == 0)
+			ptrace(l->loading[i] ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL, NULL);
+		i++;
+	}
+	return 0;
 }
 
 int gil_launch_step(struct gil_launch *l, const struct gil_launch_ops *ops, void *ctx, char *err,
@@ -239,6 +274,8 @@ int gil_launch_step(struct gil_launch *l, const struct gil_launch_ops *ops, void
 	ssize_t i;
 	pid_t pid;
 
+	if (ask_waiting(l, ops, ctx) < 0)
+		return -1;
 	for (;;) {
 		if (!l->nr && !l->running)
 			return 0;
@@ -272,22 +309,13 @@ int gil_launch_step(struct gil_launch *l, const struct gil_launch_ops *ops, void
 				sig = 0;
 		}
 		if (event == PTRACE_EVENT_EXEC) {
-			switch (ops->classify(ctx, pid)) {
-			case GIL_EXEC_PYTHON_NOW:
-				r = attach_now(l, ops, ctx, pid);
-				if (r < 0)
-					return -1;
-				if (r > 0)
-					continue;
-				l->loading[i] = true;
-				break;
-			case GIL_EXEC_PYTHON_LOADING:
-				l->loading[i] = true;
-				break;
-			default:
-				l->loading[i] = false;
-				break;
-			}
+			/* attach answers whether the executable is a Python itself */
+			l->loading[i] = ops->classify(ctx, pid) == GIL_EXEC_PYTHON_LOADING;
+			r = attach_now(l, ops, ctx, pid);
+			if (r < 0)
+				return -1;
+			if (r == 1 || r == 2)
+				continue; /* released, or stopped until the answer */
 			sig = 0;
 		} else if (event) {
 			sig = 0; /* fork/vfork event stops: the child is followed on its own */
@@ -298,7 +326,7 @@ int gil_launch_step(struct gil_launch *l, const struct gil_launch_ops *ops, void
 				r = attach_now(l, ops, ctx, pid);
 				if (r < 0)
 					return -1;
-				if (r > 0)
+				if (r == 1 || r == 2)
 					continue;
 			}
 		}
@@ -325,8 +353,10 @@ void gil_launch_release(struct gil_launch *l)
 	}
 	free(l->traced);
 	free(l->loading);
+	free(l->waiting);
 	l->traced = NULL;
 	l->loading = NULL;
+	l->waiting = NULL;
 	l->cap = 0;
 	if (l->errpipe >= 0)
 		close(l->errpipe);

@@ -12,17 +12,18 @@
 #include <sys/types.h>
 
 enum gil_exec_kind {
-	GIL_EXEC_OTHER = 0, /* not a Python: keep following it */
-	GIL_EXEC_PYTHON_NOW, /* the GIL functions are in the executable: attach at once */
+	GIL_EXEC_OTHER = 0, /* not a Python, or one whose GIL functions are in the executable */
 	GIL_EXEC_PYTHON_LOADING, /* needs a libpython that ld.so has yet to map: watch its mmaps */
 };
 
 struct gil_launch_ops {
-	/* A traced process ran execve(): what is it? */
+	/* A traced process ran execve(): will ld.so map a libpython? (a cheap look: DT_NEEDED) */
 	enum gil_exec_kind (*classify)(void *ctx, pid_t pid);
 	/*
 	 * Try to attach the recorder to @pid (it is stopped). Returns 1 when attached (the
-	 * process is then released), 0 when not yet (its libpython is not mapped), -1 on error.
+	 * process is then released), 0 when not (yet: its libpython is not mapped), 2 when the
+	 * answer is being worked out elsewhere (the process stays stopped, and is asked about
+	 * again at each step until 0 or 1), -1 on error.
 	 */
 	int (*attach)(void *ctx, pid_t pid);
 };
@@ -33,6 +34,7 @@ struct gil_launch {
 	int status; /* its wait status once it ended */
 	pid_t *traced; /* processes under ptrace (not yet found to be Python) */
 	bool *loading; /* per traced: watching ld.so's mmaps */
+	bool *waiting; /* per traced: kept stopped until attach answers */
 	size_t nr, cap;
 	int errpipe; /* reports an execvp failure of the first exec */
 };

@@ -67,6 +67,8 @@ static int launch_start(struct gil_recorder *rec)
 static int launch_round(struct gil_recorder *rec, uint64_t now)
 {
 	(void)now;
+	if (rec_take_found(rec) < 0)
+		return -1;
 	return gil_launch_step(&rec->launch, &rec_launch_ops, rec, rec->err, sizeof(rec->err));
 }
 
@@ -90,6 +92,7 @@ static void all_finish(struct gil_recorder *rec, bool started)
 
 static void launch_finish(struct gil_recorder *rec, bool started)
 {
+	rec_stop_finding(rec);
 	gil_launch_release(&rec->launch);
 	if (!started && rec->launch.running) {
 		/* setup failed before the command ran: it must not run unrecorded */

@@ -247,6 +247,11 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 		pfd[m].fd = gil_rings_fd(rec->rings, c);
 		pfd[m++].events = POLLIN;
 	}
+	/* and the resolver's answers: a process it found starts now, not at the round's end */
+	if (rec_finding_fd(rec) >= 0) {
+		pfd[m].fd = rec_finding_fd(rec);
+		pfd[m++].events = POLLIN;
+	}
 	r = poll(pfd, m, wait);
 	/* A ring whose owning event's task ended reports POLLHUP for good: stop asking it. */
 	for (i = n; r > 0 && i < m; i++) {
@@ -454,6 +459,7 @@ void gil_recorder_free(struct gil_recorder *rec)
 	free(rec->ev_of_probe);
 	free(rec->obj_of_probe);
 	free(rec->objects);
+	free(rec->answers);
 	free(rec->targets);
 	gil_ordered_free(&rec->queue);
 	free(rec->lost_per_cpu);

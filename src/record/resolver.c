@@ -13,6 +13,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "objects.h"
 #include "resolver.h"
@@ -29,6 +31,7 @@ struct rec_resolver {
 	pid_t current; /* being looked at; 0: none */
 	struct rec_found *done, **done_tail;
 	size_t nr_done;
+	int efd; /* an eventfd: readable when answers are in */
 	/* the worker's own */
 	struct object *known; /* every object the recorder has or is handed: shallow copies */
 	size_t nr_known;
@@ -93,9 +96,14 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&r->lock);
 		r->current = 0;
 		if (f) {
+			uint64_t one = 1;
+
 			*r->done_tail = f;
 			r->done_tail = &f->next;
 			r->nr_done++;
+			if (write(r->efd, &one, sizeof(one)) < 0) {
+				/* a full counter is readable all the same */
+			}
 		}
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -112,9 +120,15 @@ struct rec_resolver *rec_resolver_start(const struct gil_options *opts, const st
 		return NULL;
 	r->opts = *opts;
 	r->done_tail = &r->done;
+	r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->efd < 0) {
+		free(r);
+		return NULL;
+	}
 	if (nr) {
 		r->known = malloc(nr * sizeof(*r->known));
 		if (!r->known) {
+			close(r->efd);
 			free(r);
 			return NULL;
 		}
@@ -128,6 +142,7 @@ struct rec_resolver *rec_resolver_start(const struct gil_options *opts, const st
 		pthread_cond_destroy(&r->cond);
 		pthread_mutex_destroy(&r->lock);
 		free(r->known);
+		close(r->efd);
 		free(r);
 		errno = e;
 		return NULL;
@@ -155,6 +170,27 @@ int rec_resolver_ask(struct rec_resolver *r, pid_t pid)
 	return ret;
 }
 
+bool rec_resolver_asking(struct rec_resolver *r, pid_t pid)
+{
+	struct rec_found *f;
+	bool yes;
+	size_t i;
+
+	pthread_mutex_lock(&r->lock);
+	yes = r->current == pid;
+	for (i = 0; i < r->nr_asked && !yes; i++)
+		yes = r->asked[i] == pid;
+	for (f = r->done; f && !yes; f = f->next)
+		yes = f->pid == pid;
+	pthread_mutex_unlock(&r->lock);
+	return yes;
+}
+
+int rec_resolver_fd(const struct rec_resolver *r)
+{
+	return r->efd;
+}
+
 size_t rec_resolver_pending(struct rec_resolver *r)
 {
 	size_t n;
@@ -169,6 +205,11 @@ struct rec_found *rec_resolver_take(struct rec_resolver *r)
 {
 	struct rec_found *f;
 
+	uint64_t n;
+
+	if (read(r->efd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: nothing since the last take, or the answers came before it */
+	}
 	pthread_mutex_lock(&r->lock);
 	f = r->done;
 	r->done = NULL;
@@ -208,6 +249,7 @@ void rec_resolver_stop(struct rec_resolver *r)
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 	free(r->asked);
+	close(r->efd);
 	free(r->known); /* copies: what they point to is the recorder's, or was freed above */
 	free(r);
 }

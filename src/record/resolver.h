@@ -35,6 +35,12 @@ struct rec_resolver *rec_resolver_start(const struct gil_options *opts, const st
 /* rec_resolver_ask - look at process @pid, unless it is queued or being looked at. 0, -1. */
 int rec_resolver_ask(struct rec_resolver *r, pid_t pid);
 
+/* rec_resolver_asking - whether @pid is queued, being looked at, or answered and not taken. */
+bool rec_resolver_asking(struct rec_resolver *r, pid_t pid);
+
+/* rec_resolver_fd - readable when answers are in (the poll loop wakes for them). */
+int rec_resolver_fd(const struct rec_resolver *r);
+
 /* rec_resolver_pending - processes asked about whose answer has not been taken. */
 size_t rec_resolver_pending(struct rec_resolver *r);
 

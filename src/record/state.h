@@ -144,6 +144,11 @@ struct gil_recorder {
 	struct object *objects;
 	size_t nr_objects;
 	struct rec_resolver *resolver; /* all-process mode's reads while recording (resolver.c) */
+	struct { /* launch mode: the resolver's answers not yet asked for (rec_attach_found) */
+		pid_t pid;
+		int what;
+	} *answers;
+	size_t nr_answers, cap_answers;
 	struct target **targets; /* stable addresses: pairing callbacks keep them */
 	size_t nr_targets, cap_targets;
 	struct gil_ordered queue; /* events of all rings, until they are in time order */

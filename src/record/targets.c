@@ -601,7 +601,20 @@ int rec_skip_target(struct gil_recorder *rec, pid_t pid)
 	return 0;
 }
 
-/* All-process mode: every CPython process on the host but ourselves. */
+/* The resolver, started at the first process found while recording. 0, -1. */
+static int start_resolver(struct gil_recorder *rec)
+{
+	if (rec->resolver)
+		return 0;
+	rec->resolver = rec_resolver_start(&rec->opts, rec->objects, rec->nr_objects);
+	if (!rec->resolver) {
+		rec_set_err(rec, "cannot start the thread that reads new processes' files: %s",
+			    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * What rec_add_target's @ret for @pid means to a scan: gone (it exited meanwhile) and not a
  * Python are not errors; one that cannot be recorded is skipped, the others go on. 0, -1.
@@ -629,14 +642,9 @@ int rec_scan_all(struct gil_recorder *rec, bool live)
 		rec_set_err(rec, "cannot list processes: %s", strerror(errno));
 		return -1;
 	}
-	if (live && !rec->resolver) {
-		rec->resolver = rec_resolver_start(&rec->opts, rec->objects, rec->nr_objects);
-		if (!rec->resolver) {
-			free(pids);
-			rec_set_err(rec, "cannot start the thread that reads new processes' files: %s",
-				    strerror(errno));
-			return -1;
-		}
+	if (live && start_resolver(rec) < 0) {
+		free(pids);
+		return -1;
 	}
 	for (i = 0; i < nr; i++) {
 		/* A program recording itself through the API is a CPython like any other. */
@@ -662,6 +670,44 @@ int rec_scan_all(struct gil_recorder *rec, bool live)
 	free(pids);
 	rec->err[0] = '\0'; /* non-Python processes are not errors here */
 	return 0;
+}
+
+/* Launch mode: what rec_attach_found will say of @pid, once (the oldest go past 4096). */
+static int note_answer(struct gil_recorder *rec, pid_t pid, int what)
+{
+	if (rec->nr_answers == 4096)
+		memmove(rec->answers, rec->answers + 1, --rec->nr_answers * sizeof(*rec->answers));
+	if (gil_grow(&rec->answers, &rec->cap_answers, rec->nr_answers + 1,
+		     sizeof(*rec->answers)) < 0) {
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	rec->answers[rec->nr_answers].pid = pid;
+	rec->answers[rec->nr_answers++].what = what;
+	return 0;
+}
+
+int rec_attach_found(struct gil_recorder *rec, pid_t pid)
+{
+	size_t i;
+	int what;
+
+	if (rec_target_of(rec, pid))
+		return 1;
+	for (i = 0; i < rec->nr_answers; i++) {
+		if (rec->answers[i].pid == pid) {
+			what = rec->answers[i].what;
+			rec->answers[i] = rec->answers[--rec->nr_answers];
+			return what;
+		}
+	}
+	if (start_resolver(rec) < 0)
+		return -1;
+	if (!rec_resolver_asking(rec->resolver, pid) && rec_resolver_ask(rec->resolver, pid) < 0) {
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	return 2;
 }
 
 int rec_take_found(struct gil_recorder *rec)
@@ -694,12 +740,21 @@ int rec_take_found(struct gil_recorder *rec)
 			obj = rec_find_object(rec->objects, rec->nr_objects, f->dev, f->ino);
 			ret = scanned(rec, f->pid, obj >= 0 ? add_target_obj(rec, f->pid, obj, true) : -2);
 		}
+		/* launch mode waits for it (rec_attach_found): not a Python yet, or given up */
+		if (ret == 0 && rec->mode == REC_MODE_LAUNCH && !rec_target_of(rec, f->pid) &&
+		    note_answer(rec, f->pid, f->python ? 1 : 0) < 0)
+			ret = -1;
 drop:
 		rec_found_free(f);
 	}
 	if (ret == 0)
 		rec->err[0] = '\0'; /* non-Python processes are not errors here */
 	return ret;
+}
+
+int rec_finding_fd(const struct gil_recorder *rec)
+{
+	return rec->resolver ? rec_resolver_fd(rec->resolver) : -1;
 }
 
 void rec_stop_finding(struct gil_recorder *rec)

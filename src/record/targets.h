@@ -66,6 +66,16 @@ int rec_scan_all(struct gil_recorder *rec, bool live);
 /* The resolver's answers so far: their objects, and a target of each new CPython. 0, -1. */
 int rec_take_found(struct gil_recorder *rec);
 
+/*
+ * Launch mode's attach (command.c): 1 when @pid is a target (or was given up: let it go), 0
+ * when the resolver found no Python in it (yet), 2 when it was asked and has not answered (the
+ * process stays stopped), -1 on error.
+ */
+int rec_attach_found(struct gil_recorder *rec, pid_t pid);
+
+/* What the poll loop waits on for the resolver's answers; -1 when none runs. */
+int rec_finding_fd(const struct gil_recorder *rec);
+
 /* Stop the resolver, cancelling what it reads, before the last drain. */
 void rec_stop_finding(struct gil_recorder *rec);
 

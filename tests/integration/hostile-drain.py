@@ -3,7 +3,7 @@
 """The drain never waits on a file a user made (issue 23, doc/guarantees.md). In all-process
 mode a process of nobody's starts while root's victim is being recorded; it maps a stripped
 library whose debuglink names a debug file of 1 GiB, the most that is read (its CRC takes
-seconds). Its files are read by the resolver's worker while the rings, 32 KiB per CPU, keep
+seconds). Its files are read by the resolver's worker while the rings, 128 KiB per CPU, keep
 draining: the victim loses nothing, and Ctrl+C, sent while the worker still reads the file,
 ends the recording as a clean one ends. Read on the loop, the file stalled the drain for
 seconds, and the victim's events overflowed the rings."""
@@ -45,14 +45,14 @@ subprocess.run(["truncate", "-s", "1G", dbg], check=True)
 for p in (lib, dbg):
     os.chown(p, 65534, 65534)
 
-# root's victim: a ctypes call every 2 ms, each one release; 32 KiB rings hold a fraction of
+# root's victim: a ctypes call every 2 ms, each one release; 128 KiB rings hold a fraction of
 # a second of its events, so a drain that waits for seconds loses some
 VICTIM = ("import ctypes, time\nlibc = ctypes.CDLL(None)\nprint('ready', flush=True)\n"
           "while True:\n    libc.getppid()\n    t = time.perf_counter() + 0.002\n"
           "    while time.perf_counter() < t: pass\n")
 victim = subprocess.Popen([SYSPY, "-c", VICTIM], stdout=subprocess.PIPE, text=True)
 check(victim.stdout.readline().startswith("ready"), "the victim did not start")
-rec = Recorder("--mmap-pages", "8")
+rec = Recorder("--mmap-pages", "32")
 # nobody's process (a Python or not: every file it maps is read until one defines the GIL
 # functions) with the library preloaded, so that it maps it from its first instruction
 attacker = subprocess.Popen(NOBODY + ["env", "LD_PRELOAD=" + lib, "sleep", "1000"])
@@ -77,7 +77,7 @@ def reading():
 
 # the rescan (every second) finds the attacker; the worker then reads the 1 GiB
 wait_for(reading, lambda: "gil-record opening %s: %s" % (dbg, open(rec.errfile.name).read()),
-         every=0.01)
+         every=0.05)
 t_open = time.time()
 # the victim goes on meanwhile: a second of its events is many rings' worth
 while reading() and time.time() - t_open < 1.0:
@@ -109,5 +109,41 @@ gap = max(b - a for a, b in zip(starts, starts[1:])) if len(starts) > 1 else Non
 check(len(drops) > 300, "the victim's releases: %d" % len(drops))
 log("victim: %d releases, none lost, the longest gap between two %s" %
     (len(drops), "%.1f ms" % (gap / 1e6) if gap is not None else "-"))
+
+# Launch mode: a Python that loads a libpython is stopped at each of ld.so's system calls until
+# its new files are read, and its preloaded library's debug file is one of them. The read is the
+# worker's: the victim the same command started before it loses nothing, and the slow one is
+# still recorded, from its first instruction. The command ends by itself.
+shared = [exe for _, exe, _ in pythons(include_system=False)
+          if "libpython" in subprocess.run(["ldd", exe], capture_output=True, text=True).stdout]
+check(shared, "a Python that loads a shared libpython is needed (pyenv's)")
+N = 1500
+paced = os.path.join(work, "paced.py")
+with open(paced, "w") as f:
+    f.write("import ctypes, os, sys, time\nlibc = ctypes.CDLL(None)\n"
+            "open(sys.argv[1], 'w').close()\n"
+            "for _ in range(%d):\n    libc.getppid()\n    t = time.perf_counter() + 0.002\n"
+            "    while time.perf_counter() < t: pass\n" % N)
+started = os.path.join(work, "started")
+# the slow one starts once the victim runs; it makes 10 ctypes calls
+script = ('%s %s %s & while [ ! -e %s ]; do sleep 0.01; done; '
+          'LD_PRELOAD=%s %s -c "import ctypes; [ctypes.CDLL(None).getppid() for _ in range(10)]"; '
+          'wait' % (SYSPY, paced, started, started, lib, shared[0]))
+out = tempfile.mkdtemp(prefix="launch-", dir=work)
+t0 = time.time()
+rec2 = subprocess.Popen([GIL_RECORD, "--mmap-pages", "32", "--output-dir", out, "--",
+                         "sh", "-c", script], stderr=subprocess.PIPE, text=True)
+rc, err = wait_recorder(rec2, "launch")
+log("launch: the command and its recording took %.1f s" % (time.time() - t0))
+check(rc == 0, "launch: gil-record exited %d: %s" % (rc, err))
+check("lost" not in err, "launch: gil-record says events were lost: %s" % err)
+recs = [read_recording(os.path.join(out, f)) for f in os.listdir(out)]
+check(len(recs) == 2, "launch: both Pythons must be recorded: %s\n%s" % (os.listdir(out), err))
+for h, records, footer in recs:
+    check(not footer.get("lost"), "launch: %s lost %s" % (h.get("cmdline"), footer.get("lost")))
+drops = sorted(len(intervals(r, kind=2)) for _, r, _ in recs)
+# the slow one: 10 calls and its start-up's own releases; the victim: N calls and its own
+check(drops[0] >= 10 and drops[1] >= N, "launch: releases %s, of 10 and %d calls" % (drops, N))
+log("launch: the victim's %d releases and the slow one's %d, none lost" % (drops[1], drops[0]))
 check_no_probes()
 log("PASS")
