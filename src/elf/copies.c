@@ -63,6 +63,7 @@ struct seq {
 /* One copy found: the store, the instruction after UNLOCK's call, its function's extent. */
 struct copy {
 	uint64_t store, after, func, func_end;
+	char *host; /* the function a .cold part belongs to (host_of_part), NULL: its own */
 };
 
 /* A call's identity: its target, or for a call through memory (-fno-plt) the slot's address. */
@@ -432,9 +433,9 @@ static int walk(struct scan *sc, const struct gil_ehframe *eh, uint64_t start, u
 	uint64_t pos, at, id, store = 0, st[MAX_STORES];
 	int state = 0, gap = 0, found = 0, nr_st = 0;
 	const struct arg *rdi = &arg0;
-	uint64_t ids[3] = { 0 };
+	uint64_t ids[3] = { 0 }, skip_to = 0;
 	struct gil_insn in;
-	struct mstate m;
+	struct mstate m, at_branch;
 	bool store0;
 
 	if (!code)
@@ -445,9 +446,27 @@ static int walk(struct scan *sc, const struct gil_ehframe *eh, uint64_t start, u
 		at = start + pos;
 		if (gil_insn_decode(arch, code + pos, end - start - pos, at, &in))
 			return found; /* an instruction this decoder does not know: stop here */
+		if (skip_to && at >= skip_to)
+			skip_to = 0;
+		/*
+		 * A call that a branch before it jumps over, and whose next instruction is that
+		 * branch's target, is a block the path skips: an error's exit that does not come
+		 * back (drop_gil's "PyMUTEX_LOCK(gil->mutex) failed" fatal error, placed inline by
+		 * some builds). It is no step of the sequence, and where the path goes on, what the
+		 * registers hold is what they held at the branch.
+		 */
+		if (skip_to && in.flow == GIL_INSN_CALL && at + in.len == skip_to) {
+			m = at_branch;
+			skip_to = 0;
+			continue;
+		}
 		/* the first argument as the call gets it, then the instruction's own effect */
 		arg0 = m.regs[sc->aarch64 ? 0 : RDI];
 		step(sc->aarch64, &in, at, &m, &id, &store0, &where);
+		if (state && in.flow == GIL_INSN_BRANCH && in.target > at && in.target < end) {
+			skip_to = in.target;
+			at_branch = m;
+		}
 		if (state && ++gap > GAP)
 			state = 0;
 		switch (state) {
@@ -503,6 +522,7 @@ static int walk(struct scan *sc, const struct gil_ehframe *eh, uint64_t start, u
 				(*out)[*nr].after = at + in.len;
 				(*out)[*nr].func = start;
 				(*out)[*nr].func_end = end;
+				(*out)[*nr].host = NULL;
 				(*nr)++;
 				found++;
 			}
@@ -536,6 +556,38 @@ static long drop_site_in(const struct gil_symbols *syms, uint64_t start, uint64_
 		host = (long)i;
 	}
 	return host;
+}
+
+/*
+ * For code [@start, @end) with no drop_gil site of its own (a .cold part, split from its
+ * function): the index of the exported host whose function it jumps back into, -1 if none. A
+ * copy found there is that host's (3.14 and 3.15 keep _Py_HandlePending's in its .cold part).
+ */
+static long host_of_part(struct scan *sc, const struct gil_ehframe *eh, uint64_t start,
+			 uint64_t end)
+{
+	const uint8_t *code = code_of(sc, eh, start, end);
+	enum gil_arch arch = sc->aarch64 ? GIL_ARCH_AARCH64 : GIL_ARCH_X86_64;
+	struct gil_insn in;
+	uint64_t pos, hs, he;
+	bool entry;
+	size_t i;
+
+	for (i = 0; code && i < sc->syms->nr_sites; i++) {
+		const struct gil_site *d = &sc->syms->sites[i];
+
+		if (d->fn != GIL_FN_DROP || d->role != GIL_SITE_ENTRY || d->host == GIL_HOST_NONE ||
+		    gil_ehframe_fde(eh, d->addr - d->skipped, false, &hs, &he, &entry))
+			continue;
+		for (pos = 0; pos < end - start; pos += in.len) {
+			if (gil_insn_decode(arch, code + pos, end - start - pos, start + pos, &in))
+				break;
+			if ((in.flow == GIL_INSN_JUMP || in.flow == GIL_INSN_BRANCH) &&
+			    in.target >= hs && in.target < he)
+				return (long)i;
+		}
+	}
+	return -1;
 }
 
 /*
@@ -640,6 +692,15 @@ int gil_copies_scan(struct scan *sc)
 		r = walk(sc, &eh, start, end, false, &q, &c, &nr, &cap);
 		if (r < 0)
 			goto out;
+		if (r > 0 && host == -1) {
+			host = host_of_part(sc, &eh, start, end);
+			/* named after the function whose part it is, as DWARF names it */
+			for (i = nr - (size_t)r; host >= 0 && i < nr; i++) {
+				c[i].host = strdup(syms->sites[host].symbol);
+				if (!c[i].host)
+					goto out;
+			}
+		}
 		if (r > 0 && host >= 0) {
 			remove_site(syms, (size_t)host);
 			if (syms->nr_callgraph)
@@ -653,7 +714,7 @@ int gil_copies_scan(struct scan *sc)
 		const struct copy *p = &c[i % nr];
 		bool exit_site = i >= nr;
 
-		name = gil_sites_func_at(sc->obj, p->func, false);
+		name = p->host ? p->host : gil_sites_func_at(sc->obj, p->func, false);
 		if (name && *name)
 			snprintf(sym, sizeof(sym), "drop_gil@%.140s", name);
 		else
@@ -674,6 +735,8 @@ int gil_copies_scan(struct scan *sc)
 	}
 	ret = 0;
 out:
+	for (i = 0; i < nr; i++)
+		free(c[i].host);
 	free(c);
 	return ret;
 }

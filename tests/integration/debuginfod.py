@@ -9,17 +9,15 @@ from the fetched file: method debuginfod, and the inlined copies from its DWARF)
 give N releases and N takes; with the server unreachable, or with --no-debuginfod, it falls
 back to the sites found from the code, and the unreachable case says what the server answered.
 A server that lies (the same file with take_gil's symbol moved into an instruction) gets its
-site refused with a line naming the file it gave, and the recording stays exact (issue 23)."""
+site refused with a line naming the file it gave, and the recording stays exact (issue 23); so
+does the same file on the disk, where the target's root keeps debug files by build-id."""
 import glob
 import os
 import shutil
-import socket
 import struct
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from distrolib import *  # noqa: E402,F401,F403
@@ -34,8 +32,7 @@ if " debuginfod" not in out:
 debian = debian_python(dbg=True)
 if not debian:
     skip("no Debian python3.11 on this machine")
-bid = subprocess.run(["readelf", "-n", debian], capture_output=True, text=True).stdout
-bid = [l.split()[-1] for l in bid.splitlines() if "Build ID" in l][0]
+bid = build_id(debian)
 dbg = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
 check(os.path.exists(dbg), "python3.11-dbg has no %s" % dbg)
 
@@ -43,32 +40,6 @@ work = tempfile.mkdtemp(prefix="debuginfod-")
 served = os.path.join(work, "served")
 os.mkdir(served)
 shutil.copy(dbg, os.path.join(served, "python3.11.debug"))
-
-
-def serve(directory, db):
-    """A debuginfod serving @directory on a free port, once it serves the build-id."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = subprocess.Popen(["debuginfod", "-p", str(port), "-d", os.path.join(work, db),
-                            "-F", directory], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-    where = "http://127.0.0.1:%d" % port
-    deadline = time.time() + 120
-    while True:
-        try:
-            with urllib.request.urlopen("%s/buildid/%s/debuginfo" % (where, bid),
-                                        timeout=5) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if time.time() >= deadline or srv.poll() is not None:
-            srv.terminate()
-            fail("the local debuginfod did not serve %s within 120 s" % bid)
-        time.sleep(0.5)
-    log("debuginfod on %s serves %s from %s" % (where, bid, directory))
-    return srv, where
 
 
 def patch_symbol(src, dst, name, delta):
@@ -94,7 +65,7 @@ def patch_symbol(src, dst, name, delta):
     fail("%s has no symbol %s" % (src, name))
 
 
-server, url = serve(served, "db.sqlite")
+server, url = serve_debuginfod(served, os.path.join(work, "db.sqlite"), [bid])
 rows, failures = [], []
 try:
 
@@ -142,7 +113,7 @@ try:
     os.mkdir(lying)
     moved = patch_symbol(os.path.join(served, "python3.11.debug"),
                          os.path.join(lying, "python3.11.debug"), b"take_gil.lto_priv.0", 1)
-    server, url = serve(lying, "db2.sqlite")
+    server, url = serve_debuginfod(lying, os.path.join(work, "db2.sqlite"), [bid])
     row = run("debian-3.11, no debug file, a lying debuginfod", url)
     failures += row.problems()
     cache = os.environ["DEBUGINFOD_CACHE_PATH"]
@@ -157,6 +128,23 @@ try:
             p["method"] == "callgraph"]:
         failures.append("%s: take_gil was not found from the code: %s"
                         % (row.label, row.header["probes"]))
+
+    # The same lying file on the disk, where the target's root keeps debug files by build-id
+    # (a tmpfs over /usr/lib/debug in its mount namespace): refused the same way, named by its
+    # path there.
+    local = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
+    os.environ["GIL_OBJECT_CACHE"] = os.path.join(tempfile.mkdtemp(prefix="objects-"), "o")
+    w = NsWorkload(debian, "ctypes_calls.py", N, setup="%s && mkdir -p %s && cp %s %s" % (
+        HIDE_DEBUG, os.path.dirname(local), os.path.join(lying, "python3.11.debug"), local))
+    row = record(w, "debian-3.11, a lying debug file on disk", extra=("--no-debuginfod",))
+    rows.append(row)
+    failures += row.problems()
+    said = [l for l in row.err.splitlines() if "refused" in l]
+    if not said or local not in said[0] or "take_gil.lto_priv.0 at 0x%x" % moved not in said[0]:
+        failures.append("%s: no line names the refused site and the debug file: %r"
+                        % (row.label, row.err))
+    if moved in [int(p["address"], 16) for p in row.header["probes"]]:
+        failures.append("%s: the lying address 0x%x was probed" % (row.label, moved))
 finally:
     server.terminate()
     server.wait(30)

@@ -8,10 +8,12 @@ import glob
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from giltest import *  # noqa: E402,F401,F403
@@ -146,6 +148,41 @@ class FileRecorder:
 
     def files(self):
         return sorted(glob.glob(os.path.join(self.outdir, "GIL_*_rank_*.json")))
+
+
+def serve_debuginfod(directory, db, bids):
+    """A local debuginfod serving @directory on a free port (its database at @db), once it serves
+    each build-id of @bids: (the server's Popen, its URL)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = subprocess.Popen(["debuginfod", "-p", str(port), "-d", db, "-F", directory],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    where = "http://127.0.0.1:%d" % port
+    deadline = time.time() + 120
+    for bid in bids:
+        while True:
+            try:
+                with urllib.request.urlopen("%s/buildid/%s/debuginfo" % (where, bid),
+                                            timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.time() >= deadline or srv.poll() is not None:
+                srv.terminate()
+                fail("the local debuginfod did not serve %s within 120 s" % bid)
+            time.sleep(0.5)
+    log("debuginfod on %s serves %s from %s" % (where, " ".join(bids), directory))
+    return srv, where
+
+
+def build_id(path):
+    """The GNU build-id of the ELF file at @path, in hex."""
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    ids = [l.split()[-1] for l in out.splitlines() if "Build ID" in l]
+    check(ids, "%s has no build-id" % path)
+    return ids[0]
 
 
 def record_one(w, label, extra=()):
