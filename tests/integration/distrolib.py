@@ -236,3 +236,56 @@ def table(rows):
                      % (r.label, r.method(), r.drops, r.n, r.drops / r.n, r.takes, r.n,
                         r.takes / r.n))
     return "\n".join(lines)
+
+
+# io_calls.py, one thread per kind of call (issue 22): recorded with a debug file or the whole
+# symbol table, and without, the releases of each kind must be equal within IO_TOLERANCE.
+IO_TOLERANCE = 0.01
+IO_MIN_NAMED = 0.90
+IO_KINDS = ["stat", "listdir", "scandir", "readall", "read", "write", "sleep", "select"]
+IO_TABLE = ["| interpreter | kind: releases stock/with symbols | stock sites |", "|---|---|---|"]
+
+
+def record_io(w, label):
+    """Record the started io_calls.py workload: per kind, (releases, named by its function),
+    the sites' methods, the footer and what gil-record said."""
+    done, header, records, footer, err = record_one(w, label)
+    tids = {k: int(v) for k, v in (kv.split("=") for kv in done)}
+    fns = {r["fn"]["id"]: r["fn"] for r in records if isinstance(r, dict) and "fn" in r}
+    out = {}
+    for kind in IO_KINDS:
+        drops = [r for r in records if isinstance(r, list) and r[0] == tids[kind] and r[1] == 2]
+        named = sum(1 for r in drops if len(r) > 5 and
+                    fns.get(r[5], {}).get("name") in (kind, kind + "_"))
+        out[kind] = (len(drops), named)
+    methods = sorted(set(p["method"] for p in header.get("probes", [])))
+    return out, methods, footer or {}, err
+
+
+def compare_io(label, full, stock, failures, lines, copies=True):
+    """record_io's @full (symbols) and @stock (without) recordings of one interpreter: each
+    kind's releases equal within IO_TOLERANCE; with @copies (an LTO build), named by its
+    function (IO_MIN_NAMED of them, in both), and some stock sites inlined copies found from
+    the code."""
+    (d, _, _, _), (s, sm, sfoot, serr) = full, stock
+    cells = []
+    for kind in IO_KINDS:
+        dn, sn = d[kind][0], s[kind][0]
+        cells.append("%s %d/%d" % (kind, sn, dn))
+        if abs(sn - dn) > IO_TOLERANCE * dn:
+            failures.append("%s: %s: %d releases stock, %d with its symbols"
+                            % (label, kind, sn, dn))
+        # an LTO build's named as its debug file names them (a stripped pyenv copy's are named
+        # where the version table has its layout: not 3.6's; attribution.py checks them)
+        if copies and s[kind][1] < IO_MIN_NAMED * d[kind][1]:
+            failures.append("%s: %s: %d stock releases in its own function, %d with symbols"
+                            % (label, kind, s[kind][1], d[kind][1]))
+        if dn and d[kind][1] < IO_MIN_NAMED * dn and copies:
+            failures.append("%s: %s: %d of %d releases with symbols in its own function"
+                            % (label, kind, d[kind][1], dn))
+    if copies and "code-inline" not in sm:
+        failures.append("%s: stock: no copies found from the code (methods %s)" % (label, sm))
+    if sfoot.get("releases_not_seen", 0) or "not seen" in serr:
+        failures.append("%s: stock: %s releases not seen: %s"
+                        % (label, sfoot.get("releases_not_seen"), serr[-300:]))
+    lines.append("| %s | %s | %s |" % (label, ", ".join(cells), ", ".join(sm)))

@@ -18,43 +18,6 @@ from distrolib import *  # noqa: E402,F401,F403
 from sidroot import SID_PYTHONS, SidWorkload, require_sid_root, INSIDE_WORKLOADS  # noqa: E402
 
 N = 400
-TOLERANCE = 0.01
-MIN_NAMED = 0.90
-KINDS = ["stat", "listdir", "scandir", "readall", "read", "write", "sleep", "select"]
-
-
-def record_io(w, label):
-    """Record the started io_calls.py workload: per kind, (releases, named by its function)."""
-    done, header, records, footer, err = record_one(w, label)
-    tids = {k: int(v) for k, v in (kv.split("=") for kv in done)}
-    fns = {r["fn"]["id"]: r["fn"] for r in records if isinstance(r, dict) and "fn" in r}
-    out = {}
-    for kind in KINDS:
-        drops = [r for r in records if isinstance(r, list) and r[0] == tids[kind] and r[1] == 2]
-        named = sum(1 for r in drops if fns.get(r[5], {}).get("name") in (kind, kind + "_"))
-        out[kind] = (len(drops), named)
-    methods = sorted(set(p["method"] for p in header.get("probes", [])))
-    return out, methods, footer or {}, err
-
-
-def compare(label, dbg, stock, failures, lines):
-    (d, dm, _, _), (s, sm, sfoot, serr) = dbg, stock
-    cells = []
-    for kind in KINDS:
-        dn, sn = d[kind][0], s[kind][0]
-        cells.append("%s %d/%d" % (kind, sn, dn))
-        if abs(sn - dn) > TOLERANCE * dn:
-            failures.append("%s: %s: %d releases stock, %d with its debug file"
-                            % (label, kind, sn, dn))
-        if sn and s[kind][1] < MIN_NAMED * sn:
-            failures.append("%s: %s: %d of %d stock releases in its own function"
-                            % (label, kind, s[kind][1], sn))
-    if "code-inline" not in sm:
-        failures.append("%s: stock: no copies found from the code (methods %s)" % (label, sm))
-    if sfoot.get("releases_not_seen", 0) or "not seen" in serr:
-        failures.append("%s: stock: %s releases not seen: %s"
-                        % (label, sfoot.get("releases_not_seen"), serr[-300:]))
-    lines.append("| %s | %s | %s |" % (label, ", ".join(cells), ", ".join(sm)))
 
 
 require_kernel()
@@ -67,7 +30,7 @@ if py:
     for hide in (False, True):
         w = NsWorkload(py, "io_calls.py", N, setup=HIDE_DEBUG if hide else "")
         runs.append(record_io(w, "python3.11%s" % (" stock" if hide else "")))
-    compare("Debian python3.11", runs[0], runs[1], failures, lines)
+    compare_io("Debian python3.11", runs[0], runs[1], failures, lines)
 else:
     log("not Debian, or no python3.11: its rows are left out")
 root = require_sid_root()
@@ -76,7 +39,7 @@ for ver in sweep(SID_PYTHONS):
     for hide in (False, True):
         w = SidWorkload(root, "/usr/bin/python%s" % ver, "io_calls.py", N, hide_debug=hide)
         runs.append(record_io(w, "sid python%s%s" % (ver, " stock" if hide else "")))
-    compare("sid python%s" % ver, runs[0], runs[1], failures, lines)
+    compare_io("sid python%s" % ver, runs[0], runs[1], failures, lines)
 log("\n".join(lines))
 if failures:
     fail("; ".join(failures))

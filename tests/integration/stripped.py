@@ -8,6 +8,8 @@ LD_LIBRARY_PATH pointing at the copy (the binary's RUNPATH names the original).
   inlined elsewhere (src/elf/copies.c) must be as many as the original's DWARF shows.
 - ctypes_calls.py's N calls on the main thread: N to N+50 releases and takes there, not
   approximate, on the copy.
+- io_calls.py's threads, one per kind of the interpreter's own I/O calls: as many releases of
+  each kind on the copy as on the original, within 1% (issue 22), named by their functions.
 (attribution.py checks functions and forced/voluntary classes on the same copies; sid-pythons.py
 the LTO builds of Debian sid with their debug files hidden.)
 """
@@ -24,6 +26,7 @@ from distrolib import *  # noqa: E402,F401,F403
 
 GIL_SITES = os.path.join(TOP_BUILDDIR, "tests", "gil_sites")
 N = 2000
+IO_N = 400
 
 
 def sites(path):
@@ -41,7 +44,7 @@ require_kernel()
 check(os.access(GIL_SITES, os.X_OK), "%s not built (make check builds it)" % GIL_SITES)
 if not shutil.which("strip"):
     skip("strip(1) missing (binutils)")
-failures, rows = [], []
+failures, rows, io_lines = [], [], list(IO_TABLE)
 tmp = tempfile.mkdtemp(prefix="gilstrip-")
 try:
     for label, exe, ver in sweep(pythons(min_version=(3, 6), include_system=False)):
@@ -82,9 +85,14 @@ try:
                 or row.header.get("approximate"):
             failures.append("%s: recorded with %s, approximate %s" % (label, row.methods,
                                                                      row.approximate))
+        # the interpreter's own I/O releases, on the original and on the copy: equal per kind
+        runs = [record_io(Workload(exe, "io_calls.py", IO_N, env=env), "%s %s" % (label, what))
+                for what, env in (("", None), ("stripped", dict(os.environ, LD_LIBRARY_PATH=d)))]
+        compare_io(label, runs[0], runs[1], failures, io_lines, copies=False)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 log(table(rows))
+log("\n".join(io_lines))
 if failures:
     fail("; ".join(failures))
 if not rows:
