@@ -528,3 +528,33 @@ def uprobe_write(line):
         os.write(fd, (line + "\n").encode())
     finally:
         os.close(fd)
+
+
+def nobody_home(prefix):
+    """A directory for a test that attacks as nobody: (the work directory, root's and readable
+    by all, and nobody's home inside it)."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(work, 0o755)
+    home = os.path.join(work, "home")
+    os.mkdir(home)
+    os.chown(home, NOBODY_UID, NOBODY_UID)
+    return work, home
+
+
+def debuglinked_library(work, home, name, link):
+    """nobody's stripped library @name in @home, with a build-id and a .gnu_debuglink naming
+    @link beside it, the unstripped original (root's until the caller changes it): (its path,
+    the debug file's path)."""
+    for tool in ("cc", "objcopy", "strip"):
+        check(shutil.which(tool), "%s is needed (binutils)" % tool)
+    src = os.path.join(work, name + ".c")
+    with open(src, "w") as f:
+        f.write("int f(void) { return 42; }\n")
+    lib = os.path.join(home, name)
+    subprocess.run(["cc", "-shared", "-fPIC", "-g", "-Wl,--build-id", "-o", lib, src], check=True)
+    dbg = os.path.join(home, link)
+    shutil.copy(lib, dbg)
+    subprocess.run(["strip", "--strip-all", lib], check=True)
+    subprocess.run(["objcopy", "--add-gnu-debuglink=" + dbg, lib], check=True)
+    os.chown(lib, NOBODY_UID, NOBODY_UID)
+    return lib, dbg

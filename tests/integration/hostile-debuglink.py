@@ -19,28 +19,12 @@ NOBODY = AS_NOBODY
 SYSPY = "/usr/bin/python3.11"
 require_kernel()
 check(os.path.exists(SYSPY), "Debian's python3.11 is needed (tools/deps.sh --test)")
-for tool in ("cc", "objcopy", "strip"):
-    check(shutil.which(tool), "%s is needed (binutils)" % tool)
-work = tempfile.mkdtemp(prefix="debuglink-")
-os.chmod(work, 0o755)
-home = os.path.join(work, "home")
-os.mkdir(home)
-os.chown(home, 65534, 65534)
+work, home = nobody_home("debuglink-")
 
 
 def build(name, link):
     """A stripped library with a build-id and a debuglink to @link (made from a real file)."""
-    src = os.path.join(work, name + ".c")
-    with open(src, "w") as f:
-        f.write("int f(void) { return 42; }\n")
-    lib = os.path.join(home, name)
-    subprocess.run(["cc", "-shared", "-fPIC", "-g", "-Wl,--build-id", "-o", lib, src], check=True)
-    dbg = os.path.join(home, link)
-    shutil.copy(lib, dbg)
-    subprocess.run(["strip", "--strip-all", lib], check=True)
-    subprocess.run(["objcopy", "--add-gnu-debuglink=" + dbg, lib], check=True)
-    os.chown(lib, 65534, 65534)
-    return lib, dbg
+    return debuglinked_library(work, home, name, link)
 
 
 def mapper(what, lib):

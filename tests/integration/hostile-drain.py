@@ -22,28 +22,13 @@ NOBODY = AS_NOBODY
 SYSPY = "/usr/bin/python3.11"
 require_kernel()
 check(os.path.exists(SYSPY), "Debian's python3.11 is needed (tools/deps.sh --test)")
-for tool in ("cc", "objcopy", "strip", "truncate"):
-    check(shutil.which(tool), "%s is needed (binutils, coreutils)" % tool)
-work = tempfile.mkdtemp(prefix="drain-")
-os.chmod(work, 0o755)
-home = os.path.join(work, "home")
-os.mkdir(home)
-os.chown(home, 65534, 65534)
-
+check(shutil.which("truncate"), "truncate is needed (coreutils)")
+work, home = nobody_home("drain-")
 # nobody's library: stripped, its debuglink naming the debug file beside it, which has the
 # library's build-id (so that its CRC is read) and a sparse tail up to the bound
-src = os.path.join(work, "slow.c")
-with open(src, "w") as f:
-    f.write("int f(void) { return 42; }\n")
-lib = os.path.join(home, "libslow.so")
-dbg = os.path.join(home, "libslow.debug")
-subprocess.run(["cc", "-shared", "-fPIC", "-g", "-Wl,--build-id", "-o", lib, src], check=True)
-shutil.copy(lib, dbg)
-subprocess.run(["strip", "--strip-all", lib], check=True)
-subprocess.run(["objcopy", "--add-gnu-debuglink=" + dbg, lib], check=True)
+lib, dbg = debuglinked_library(work, home, "libslow.so", "libslow.debug")
 subprocess.run(["truncate", "-s", "1G", dbg], check=True)
-for p in (lib, dbg):
-    os.chown(p, 65534, 65534)
+os.chown(dbg, 65534, 65534)
 
 # root's victim: a ctypes call every 2 ms, each one release; 128 KiB rings hold a fraction of
 # a second of its events, so a drain that waits for seconds loses some
