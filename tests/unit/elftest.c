@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -751,4 +752,28 @@ void verify_inline_site(const char *objpath, const struct gil_symbols *s,
 	     !strcmp(prev, "hlt")))
 		fail_msg("exit %s at %#llx follows a %s and nothing jumps there", site->symbol,
 			 (unsigned long long)site->addr, prev);
+}
+
+/*
+ * The Debian sid root tools/sid-root.sh builds ($GIL_SID_ROOT), or NULL when it is not there.
+ * tools/test.sh builds it beside the first tests, holding $root.lock: a shared lock waits for
+ * that build to end.
+ */
+const char *gil_test_sid_root(void)
+{
+	static char buf[512];
+	const char *r = getenv("GIL_SID_ROOT");
+	int fd;
+
+	snprintf(buf, sizeof(buf), "%s.lock", r && *r ? r : "/var/cache/giltrace/sid-root");
+	fd = open(buf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		flock(fd, LOCK_SH);
+		close(fd);
+	}
+	snprintf(buf, sizeof(buf), "%s.stamp", r && *r ? r : "/var/cache/giltrace/sid-root");
+	if (access(buf, R_OK))
+		return NULL;
+	buf[strlen(buf) - strlen(".stamp")] = '\0';
+	return buf;
 }

@@ -90,6 +90,12 @@ extern const unsigned char bid_b[20];
 Elf *open_elf(const char *path, int *fd);
 /* gil_symbols_read() that must succeed; the test fails with its error otherwise. */
 struct gil_symbols *read_ok(const char *path, const char *root);
+
+/*
+ * The Debian sid root tools/sid-root.sh builds ($GIL_SID_ROOT), or NULL when it is not there;
+ * waits for a build in progress (a shared lock on $root.lock).
+ */
+const char *gil_test_sid_root(void);
 const struct gil_site *find_site(const struct gil_symbols *s, const char *name);
 /* A site of a synthetic file: its function, address, size, method, and offset in the layout. */
 void check_site(const struct gil_symbols *s, const char *name, enum gil_func fn, uint64_t addr,

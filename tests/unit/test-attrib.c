@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "attrib/attrib.h"
+#include "elftest.h"
 
 #define LAYOUT_FIELDS(X)                                                                           \
 	X(frame) X(ts_frame) X(cframe_current) X(frame_code) X(code_tagged) X(code_name)            \
@@ -240,30 +241,6 @@ static void test_debug_offsets_match_dwarf(void **state)
 	}
 }
 
-/*
- * The Debian sid root tools/sid-root.sh builds ($GIL_SID_ROOT), or NULL when it is not there.
- * tools/test.sh builds it beside the first tests, holding $root.lock: a shared lock waits for
- * that build to end.
- */
-static const char *sid_root(void)
-{
-	static char buf[512];
-	const char *r = getenv("GIL_SID_ROOT");
-	int fd;
-
-	snprintf(buf, sizeof(buf), "%s.lock", r && *r ? r : "/var/cache/giltrace/sid-root");
-	fd = open(buf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0) {
-		flock(fd, LOCK_SH);
-		close(fd);
-	}
-	snprintf(buf, sizeof(buf), "%s.stamp", r && *r ? r : "/var/cache/giltrace/sid-root");
-	if (access(buf, R_OK))
-		return NULL;
-	buf[strlen(buf) - strlen(".stamp")] = '\0';
-	return buf;
-}
-
 /* The debug file of @exe under @root, by its build-id (readelf: an independent reader). */
 static bool debug_file(const char *root, const char *exe, char *path, size_t len)
 {
@@ -295,7 +272,7 @@ static void test_debug_offsets_sid(void **state)
 		{ 0x278, 0x10, 8, 0xa0 }, { 0x328, 0x10, 8, 0xa0 }, { 0x3a8, 0x10, 8, 0xb8 },
 	};
 	struct gil_layout dw, dbo;
-	const char *root = sid_root();
+	const char *root = gil_test_sid_root();
 	char exe[600], dbg[900], err[512], what[64];
 	int minor;
 
@@ -635,7 +612,7 @@ static void test_typed_on_313(void **state)
  */
 static void test_tagged_executable(void **state)
 {
-	const char *root = sid_root(), *args;
+	const char *root = gil_test_sid_root(), *args;
 	struct gil_symbols *s;
 	struct gil_attrib *a;
 	char exe[600], err[512];
@@ -688,7 +665,7 @@ static void test_tagged_executable(void **state)
  */
 static void test_fallback_sites_attributed(void **state)
 {
-	const char *root = sid_root(), *save, *restore;
+	const char *root = gil_test_sid_root(), *save, *restore;
 	struct gil_symbols *s;
 	struct gil_attrib *a;
 	char exe[600], err[512];
