@@ -30,7 +30,6 @@ struct rec_resolver {
 	size_t nr_asked, cap_asked;
 	pid_t current; /* being looked at; 0: none */
 	struct rec_found *done, **done_tail;
-	size_t nr_done;
 	int efd; /* an eventfd: readable when answers are in */
 	/* the worker's own */
 	struct object *known; /* every object the recorder has or is handed: shallow copies */
@@ -100,7 +99,6 @@ static void *worker(void *arg)
 
 			*r->done_tail = f;
 			r->done_tail = &f->next;
-			r->nr_done++;
 			if (write(r->efd, &one, sizeof(one)) < 0) {
 				/* a full counter is readable all the same */
 			}
@@ -191,16 +189,6 @@ int rec_resolver_fd(const struct rec_resolver *r)
 	return r->efd;
 }
 
-size_t rec_resolver_pending(struct rec_resolver *r)
-{
-	size_t n;
-
-	pthread_mutex_lock(&r->lock);
-	n = r->nr_asked + (r->current != 0) + r->nr_done;
-	pthread_mutex_unlock(&r->lock);
-	return n;
-}
-
 struct rec_found *rec_resolver_take(struct rec_resolver *r)
 {
 	struct rec_found *f;
@@ -214,7 +202,6 @@ struct rec_found *rec_resolver_take(struct rec_resolver *r)
 	f = r->done;
 	r->done = NULL;
 	r->done_tail = &r->done;
-	r->nr_done = 0;
 	pthread_mutex_unlock(&r->lock);
 	return f;
 }

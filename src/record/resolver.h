@@ -41,9 +41,6 @@ bool rec_resolver_asking(struct rec_resolver *r, pid_t pid);
 /* rec_resolver_fd - readable when answers are in (the poll loop wakes for them). */
 int rec_resolver_fd(const struct rec_resolver *r);
 
-/* rec_resolver_pending - processes asked about whose answer has not been taken. */
-size_t rec_resolver_pending(struct rec_resolver *r);
-
 /* rec_resolver_take - the answers so far, oldest first (NULL: none); each freed by the caller. */
 struct rec_found *rec_resolver_take(struct rec_resolver *r);
 
