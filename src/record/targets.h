@@ -11,6 +11,12 @@
  */
 int rec_add_target(struct gil_recorder *rec, pid_t pid, bool live);
 
+/* The rest of rec_add_target, once @pid's Python is known to be object @obj. */
+int rec_add_target_obj(struct gil_recorder *rec, pid_t pid, int obj, bool live);
+
+/* Undo a half-made target @pid (the last one added): its events, its file, its memory. */
+void rec_forget_target(struct gil_recorder *rec, pid_t pid);
+
 /*
  * A process forked by a target inherited its events; it becomes a target of its own at its first
  * GIL event (a fork that only execs another program leaves no file).
@@ -56,6 +62,8 @@ const char *rec_name_of(const struct target *t, int32_t tid);
 
 void rec_remember_name(struct target *t, int32_t tid, const char *comm);
 
+/* ---- found.c: processes found while recording ---- */
+
 /*
  * All-process mode: every CPython process on the host but ourselves. At setup (!@live) each
  * is made a target at once; while recording, the resolver's worker reads their files and
@@ -78,6 +86,8 @@ int rec_finding_fd(const struct gil_recorder *rec);
 
 /* Stop the resolver, cancelling what it reads, before the last drain. */
 void rec_stop_finding(struct gil_recorder *rec);
+
+/* ---- targets.c ---- */
 
 int rec_start_target(struct gil_recorder *rec, struct target *t);
 
