@@ -30,6 +30,7 @@ if command -v flock >/dev/null 2>&1; then
 	exec 9>>"$lock"
 	flock $mode 9
 fi
+started=$(date +%s)
 
 # The test's pid namespace inode goes to $nsfile from inside it. sh is its pid 1: it reaps the
 # orphans the test leaves (a zombie would still look alive), and when it exits the kernel kills
@@ -80,4 +81,6 @@ if [ -r "$tracing/uprobe_events" ] && [ -n "$testns" ]; then
 		done
 	fi
 fi
+# how long it ran, lock wait left out: tools/test.sh lists each pass's slowest tests from this line
+echo "run-one: $(($(date +%s) - started)) s" >&2
 exit "$rc"

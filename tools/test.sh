@@ -105,6 +105,19 @@ tallied() {
 		return
 	fi
 	tally "$1" "$3"
+	slowest "$1" "$3"
+}
+# slowest DIR LABEL: the 6 tests of DIR's last check that ran longest (tests/run-one.sh's last
+# line), so the pass that makes the run long says which tests make it long.
+slowest() {
+	rows=$(find "$1" -name '*.trs' -exec sh -c '
+		for trs; do
+			log=${trs%.trs}.log
+			s=$(sed -n "s/^run-one: \([0-9]*\) s$/\1/p" "$log" | tail -n 1)
+			[ -n "$s" ] && echo "$s ${trs%.trs}"
+		done' sh {} + | sed "s|$1/||" | sort -rn | head -n 6)
+	[ -n "$rows" ] && echo "$rows" | sed "s/^/  ${2:-suite: }slowest: /"
+	return 0
 }
 
 t=$(date +%s)
@@ -160,14 +173,18 @@ if [ "$extra" = 1 ]; then
 	# left out are the sweeps that run the same recorder over every interpreter (their parsing
 	# runs under ASan in the unit tests test-symbols, test-sites and test-attrib; the sweeps
 	# that stay go through a third of the interpreters, giltest.sweep), the benchmark smoke run,
-	# the fuzz test, which is built with the sanitizers already, and the two converter runs
+	# the fuzz test, which is built with the sanitizers already, the two converter runs
 	# that repeat one parse many times: truncated.py (a file cut at every byte: the reader's
-	# cuts, which the sanitized fuzz-smoke drives) and scale.py (golden's code on a large input).
+	# cuts, which the sanitized fuzz-smoke drives) and scale.py (golden's code on a large input),
+	# and same-run.py, two recorders on each of four interpreters (129 s alone under ASan): its
+	# debuginfod download, DWARF sites and copies found from the code run under ASan in
+	# debuginfod.py, sid-pythons.py and io-releases.py.
 	wait "$san_job" || true
 	if [ -f "$out/asan-build.ok" ]; then
 		san_tests=$(cd "$san" && make -s print-tests | tr ' ' '\n' | grep -v \
 			-e attribution.py -e statistics.py -e bench-smoke -e fuzz-smoke \
-			-e compat-matrix.py -e interpreters.py -e truncated.py -e scale.py |
+			-e compat-matrix.py -e interpreters.py -e truncated.py -e scale.py \
+			-e same-run.py |
 			tr '\n' ' ')
 		# the longest first (make starts them in this order), so none of them is the tail
 		# that runs alone at the end: attribution-modes.py alone took the last 7 minutes
