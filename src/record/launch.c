@@ -5,9 +5,7 @@
 #endif
 
 #include <errno.h>
-#include <pwd.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +15,7 @@
 #include <unistd.h>
 
 #include "launch.h"
+#include "common/runas.h"
 #include "common/util.h"
 
 static int add_traced(struct gil_launch *l, pid_t pid)
@@ -60,108 +59,22 @@ static void drop_traced(struct gil_launch *l, pid_t pid)
 	l->nr--;
 }
 
-/* The invoking user of sudo, looked up before fork (getpwuid is not safe after it). */
-struct sudo_user {
-	uid_t uid;
-	gid_t gid;
-	bool ids; /* under sudo, with SUDO_UID and SUDO_GID */
-	gid_t groups[256]; /* the user's groups, looked up before fork; at least gid */
-	int nr_groups;
-	char home[4096], shell[256], name[256];
-	bool found; /* the password database knows the user: home, shell, name */
-};
-
-static void lookup_sudo_user(struct sudo_user *u)
-{
-	struct passwd *pw;
-
-	memset(u, 0, sizeof(*u));
-	u->ids = gil_sudo_ids(&u->uid, &u->gid);
-	if (!u->ids)
-		return;
-	/* only the user's own group until the password database names more */
-	u->groups[0] = u->gid;
-	u->nr_groups = 1;
-	pw = getpwuid(u->uid);
-	if (!pw)
-		return;
-	if (pw->pw_name && pw->pw_name[0]) {
-		int n = (int)GIL_ARRAY_SIZE(u->groups);
-
-		/* the groups of the user the uid names (SUDO_USER may be missing or another's) */
-		if (getgrouplist(pw->pw_name, u->gid, u->groups, &n) >= 0 && n > 0)
-			u->nr_groups = n;
-		else
-			u->groups[0] = u->gid;
-	}
-	snprintf(u->home, sizeof(u->home), "%s", pw->pw_dir ? pw->pw_dir : "/");
-	snprintf(u->shell, sizeof(u->shell), "%s", pw->pw_shell ? pw->pw_shell : "/bin/sh");
-	snprintf(u->name, sizeof(u->name), "%s", pw->pw_name ? pw->pw_name : "");
-	u->found = true;
-}
-
-/*
- * In the child: become the invoking user of sudo, unless asked to stay root, with that user's
- * HOME, USER, LOGNAME and SHELL (sudo leaves root's: the command would write into /root).
- */
-static int drop_privileges(const struct sudo_user *u)
-{
-	if (!u->ids)
-		return 0;
-	/* root's supplementary groups never go with the command, whatever SUDO_USER says */
-	if (setgroups((size_t)u->nr_groups, u->groups) < 0 || setgid(u->gid) < 0 ||
-	    setuid(u->uid) < 0)
-		return -1;
-	if (u->found && (setenv("HOME", u->home, 1) < 0 || setenv("SHELL", u->shell, 1) < 0 ||
-			 (u->name[0] && (setenv("USER", u->name, 1) < 0 ||
-					 setenv("LOGNAME", u->name, 1) < 0))))
-		return -1;
-	return 0;
-}
-
-/* 0 when execvp would find an executable @cmd, else the errno it would fail with. */
-static int check_command(const char *cmd)
-{
-	const char *path = getenv("PATH"), *p, *end;
-	char buf[4096];
-	int e = ENOENT;
-	size_t n;
-
-	if (!*cmd)
-		return ENOENT;
-	if (strchr(cmd, '/'))
-		return access(cmd, X_OK) == 0 ? 0 : errno;
-	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; ; p = end + 1) {
-		end = strchr(p, ':');
-		n = end ? (size_t)(end - p) : strlen(p);
-		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", cmd) <
-		    (int)sizeof(buf)) {
-			if (access(buf, X_OK) == 0)
-				return 0;
-			if (errno != ENOENT)
-				e = errno;
-		}
-		if (!end)
-			return e;
-	}
-}
-
 int gil_launch_spawn(struct gil_launch *l, char *const *argv, bool drop_to_sudo_user, char *err,
 		     size_t errlen)
 {
-	struct sudo_user su = { .ids = false };
+	struct gil_sudo_user su = { .ids = false };
 	int pfd[2], st, e;
 	pid_t pid;
 
 	memset(l, 0, sizeof(*l));
 	l->errpipe = -1;
-	e = check_command(argv[0]);
+	e = gil_command_check(argv[0]);
 	if (e)
 		return gil_err(err, errlen, "cannot run '%s': %s", argv[0], strerror(e));
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return gil_err(err, errlen, "cannot launch '%s': %s", argv[0], strerror(errno));
 	if (drop_to_sudo_user)
-		lookup_sudo_user(&su);
+		gil_sudo_user_lookup(&su);
 	pid = fork();
 	if (pid < 0) {
 		e = errno;
@@ -172,7 +85,7 @@ int gil_launch_spawn(struct gil_launch *l, char *const *argv, bool drop_to_sudo_
 	if (pid == 0) {
 		close(pfd[0]);
 		signal(SIGPIPE, SIG_DFL);
-		if ((drop_to_sudo_user && drop_privileges(&su) < 0) ||
+		if ((drop_to_sudo_user && gil_sudo_user_become(&su) < 0) ||
 		    ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0) {
 			e = errno;
 			if (write(pfd[1], &e, sizeof(e)) < 0)
