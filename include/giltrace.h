@@ -55,6 +55,29 @@ enum gil_verbosity {
 
 struct gil_recorder;
 
+/*
+ * A hold longer than gil_options.alert_hold_ns (the watchdog): reported once when an open
+ * hold passes the threshold, again each time it doubles while it lasts, and once when it ends.
+ * Strings are valid during the callback only.
+ */
+struct gil_alert {
+	pid_t pid;
+	int rank;
+	const char *comm; /* the process's */
+	pid_t tid;
+	const char *thread; /* the thread's name, "" when not known */
+	/* the Python function it held the GIL in (still open: the one it took it in), "" none */
+	const char *function;
+	uint64_t start_ns; /* when the hold began, on the recording clock */
+	int64_t start_realtime_ns; /* the same on CLOCK_REALTIME */
+	uint64_t held_ns; /* how long it has held (open) or held (ended) the GIL */
+	uint32_t waiters; /* threads waiting for the GIL meanwhile (most seen at once) */
+	bool open; /* true: it still holds the GIL; false: the hold ended */
+	bool first; /* the first report of this hold (false: it was reported while open) */
+};
+
+typedef void (*gil_alert_fn)(void *ctx, const struct gil_alert *alert);
+
 /* What a recording covers; fill with gil_options_init(), then set fields. */
 struct gil_options {
 	const pid_t *pids; /* targets; NULL or nr_pids == 0: every CPython process */
@@ -76,6 +99,13 @@ struct gil_options {
 	 * probe at every take_gil and drop_gil entry: about 1.4x the probes' cost.
 	 */
 	int attribution;
+	/*
+	 * The watchdog: a hold longer than this (ns; 0: off) is counted in the file's footer
+	 * ("alerts") and, with @on_alert, reported to it (from gil_recorder_poll's thread).
+	 */
+	uint64_t alert_hold_ns;
+	gil_alert_fn on_alert;
+	void *alert_ctx;
 };
 
 enum gil_attribution_mode {

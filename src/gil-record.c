@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alerts.h"
 #include "common/msg.h"
 #include "common/util.h"
 #include "giltrace.h"
@@ -75,8 +76,15 @@ static void usage(FILE *f)
 		"      --no-attribution     the same as --attribution=none\n"
 		"      --no-debuginfod      never fetch a missing debug file from the servers in\n"
 		"                           DEBUGINFOD_URLS (by default they are asked, by build-id)\n"
-		"      --as-root            under sudo, run COMMAND as root (default: as the user\n"
-		"                           who ran sudo)\n"
+		"      --as-root            under sudo, run COMMAND (and --alert-cmd) as root\n"
+		"                           (default: as the user who ran sudo)\n"
+		"      --alert-hold MS      the watchdog: a line when a thread has held the GIL\n"
+		"                           for more than MS milliseconds, while it holds it and\n"
+		"                           when it lets go; the file's footer lists them\n"
+		"      --alert-cmd CMD      with --alert-hold: run CMD once per such hold, while it\n"
+		"                           lasts (e.g. a py-spy dump of $GIL_ALERT_PID): no\n"
+		"                           shell, words split at spaces, details in GIL_ALERT_*,\n"
+		"                           at most one a second and 4 at once\n"
 		"      --cleanup            remove probe groups left by killed recorders, then exit\n"
 		"  -q, --quiet              print errors and lost-event warnings only\n"
 		"  -v, --verbose            say more (every thread in the closing summary, not the\n"
@@ -285,6 +293,8 @@ int main(int argc, char **argv)
 		{ "no-attribution", no_argument, NULL, 'N' },
 		{ "attribution", required_argument, NULL, 'A' },
 		{ "no-debuginfod", no_argument, NULL, 'D' },
+		{ "alert-hold", required_argument, NULL, 'H' },
+		{ "alert-cmd", required_argument, NULL, 'X' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -300,8 +310,10 @@ int main(int argc, char **argv)
 	int c, ret = 1, r, verbosity = GIL_NORMAL;
 	double start, last_status = 0, last_t;
 	uint64_t last_ev = 0;
-	char *end;
-	long pages;
+	char *end, why[512];
+	const char *alert_cmd = NULL;
+	static struct alerts alerts;
+	long pages, hold_ms = 0;
 
 	gil_options_init(&opts);
 	gil_msg_prog(PROG);
@@ -360,6 +372,16 @@ int main(int argc, char **argv)
 		case 'D':
 			opts.no_debuginfod = true;
 			break;
+		case 'H':
+			errno = 0;
+			hold_ms = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || hold_ms < 1 || hold_ms > 86400000)
+				return gil_usage_error("invalid --alert-hold value '%s': give milliseconds from 1 to 86400000 (a day)",
+						 optarg);
+			break;
+		case 'X':
+			alert_cmd = optarg;
+			break;
 		case 'q':
 			verbosity = GIL_QUIET;
 			break;
@@ -392,6 +414,15 @@ int main(int argc, char **argv)
 	}
 	if (opts.accelerator_only && (nr_pids || optind < argc))
 		return gil_usage_error("%s", "--accelerator-only selects among all processes: not with --pid or a command");
+	if (alert_cmd && !hold_ms)
+		return gil_usage_error("%s", "--alert-cmd runs on the watchdog's alerts: give --alert-hold MS too");
+	if (hold_ms) {
+		if (alerts_init(&alerts, alert_cmd, opts.command_as_root, why, sizeof(why)) < 0)
+			return gil_usage_error("%s", why);
+		opts.alert_hold_ns = (uint64_t)hold_ms * 1000000;
+		opts.on_alert = alerts_report;
+		opts.alert_ctx = &alerts;
+	}
 	if (optind < argc) {
 		if (nr_pids)
 			return gil_usage_error("give either --pid or a command to run, not both (got '%s')",
@@ -477,12 +508,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "; Ctrl+C to stop\n");
 	}
 	tty = verbosity >= GIL_NORMAL && isatty(STDERR_FILENO);
+	alerts.tty = tty;
 	warn_new_targets(rec, &warned, false);
 	start = last_t = now_s();
 	do {
 		r = gil_recorder_poll(rec, 100);
 		/* processes that started later (launch mode, or no --pid) are warned about too */
 		warn_new_targets(rec, &warned, tty);
+		alerts_reap(&alerts);
 		if (tty && now_s() - last_status >= 0.5) {
 			status_line(rec, start, opts.duration, &last_ev, &last_t);
 			last_status = now_s();
@@ -500,6 +533,12 @@ int main(int argc, char **argv)
 		ret = 1;
 	}
 	summary(rec, verbosity);
+	if (hold_ms) {
+		if (verbosity >= GIL_NORMAL)
+			gil_msg("%lu hold(s) of the GIL longer than %ld ms%s", alerts.holds, hold_ms,
+				alerts.holds ? " (alerts above; listed in each file's footer)" : "");
+		alerts_finish(&alerts, 5000);
+	}
 	if (opts.command) {
 		bool running = false;
 		int status = 0;

@@ -95,5 +95,13 @@
 #define GIL_KEY_CAPS_NAMES_CUT "names_cut"
 #define GIL_KEY_CAPS_FILES_CUT "files_cut"
 #define GIL_KEY_CAPS_OVER_MAX "over_max"
+#define GIL_KEY_ALERTS "alerts" /* only with the watchdog (--alert-hold) */
+#define GIL_KEY_ALERT_HOLD_NS "hold_ns" /* the threshold */
+#define GIL_KEY_ALERT_COUNT "count" /* holds longer than it */
+#define GIL_KEY_ALERT_HOLDS "holds" /* the first 1000 of them */
+#define GIL_KEY_ALERT_START "start"
+#define GIL_KEY_ALERT_DUR "dur"
+#define GIL_KEY_ALERT_WAITERS "waiters"
+#define GIL_KEY_ALERT_CUT "cut" /* holds past the first 1000 */
 
 #endif /* GIL_FORMAT_KEYS_H */

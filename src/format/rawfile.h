@@ -25,6 +25,8 @@ struct gil_interval {
 	uint64_t dur; /* ns */
 	uint32_t fn; /* attribution: function id of a {"fn":...} record, 0 = not recorded */
 	uint8_t reason; /* attribution: enum gil_reason */
+	/* a hold, from the recorder's pairing: threads waiting when it ended (not in the file) */
+	uint32_t waiters;
 };
 
 /* ---- writer ---- */

@@ -192,7 +192,7 @@ int gil_launch_step(struct gil_launch *l, const struct gil_launch_ops *ops, void
 	for (;;) {
 		if (!l->nr && !l->running)
 			return 0;
-		/* Only the launched tree are our children: gil-record starts no others. */
+		/* the launched tree, and --alert-cmd's commands (src/alerts.c): passed over */
 		pid = waitpid(-1, &st, WNOHANG | __WALL);
 		if (pid <= 0)
 			return 0;

@@ -42,6 +42,7 @@ struct gil_pairing {
 	struct gil_tidindex index; /* tid -> threads[] */
 	uint64_t events;
 	uint64_t not_seen; /* take_gil entered by a thread still holding: a release was missed */
+	uint32_t waiting; /* threads in S_WAIT now (set_state keeps it) */
 };
 
 struct gil_pairing *gil_pairing_alloc(uint64_t start, gil_emit_fn emit, void *ctx)
@@ -97,6 +98,14 @@ static struct thread *add_thread(struct gil_pairing *p, int32_t tid)
 	return t;
 }
 
+/* Every change of a thread's state goes through here: it keeps the count of waiting threads. */
+static void set_state(struct gil_pairing *p, struct thread *t, enum state s)
+{
+	p->waiting -= t->state == S_WAIT;
+	p->waiting += s == S_WAIT;
+	t->state = (uint8_t)s;
+}
+
 static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uint64_t start,
 		uint64_t end, uint32_t flags, uint32_t fn, uint8_t reason)
 {
@@ -119,12 +128,15 @@ static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uin
 	iv.dur = end - start;
 	iv.fn = fn;
 	iv.reason = reason;
+	/* a hold ends before any thread waiting for it stops waiting: these waited during it */
+	iv.waiters = kind == GIL_KIND_HOLD ? p->waiting : 0;
 	return p->emit ? p->emit(p->ctx, &iv) : 0;
 }
 
-static void enter(struct thread *t, enum state s, uint64_t ts, uint32_t flags)
+static void enter(struct gil_pairing *p, struct thread *t, enum state s, uint64_t ts,
+		  uint32_t flags)
 {
-	t->state = (uint8_t)s;
+	set_state(p, t, s);
 	t->since = ts;
 	t->flags |= flags;
 }
@@ -140,7 +152,7 @@ static int close_open(struct gil_pairing *p, struct thread *t, uint64_t ts, uint
 		ret = emit(p, t, GIL_KIND_HOLD, t->since, ts, flags, t->take_fn, 0);
 	else if (t->state == S_DROP)
 		ret = emit(p, t, GIL_KIND_DROP, t->since, ts, flags, t->drop_fn, t->drop_reason);
-	t->state = S_IDLE;
+	set_state(p, t, S_IDLE);
 	t->flags = 0;
 	return ret;
 }
@@ -166,7 +178,7 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 	} else if (t->exited) {
 		/* The tid was reused by a new thread: it starts idle, and gets its name again. */
 		t->exited = false;
-		t->state = S_IDLE;
+		set_state(p, t, S_IDLE);
 		t->flags = 0;
 		t->take_fn = t->drop_fn = 0;
 		t->drop_reason = t->last_reason = 0;
@@ -181,25 +193,25 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 		p->not_seen += t->state == S_HOLD;
 		if (t->state != S_UNKNOWN && t->state != S_IDLE)
 			ret = close_open(p, t, ts, bad);
-		enter(t, S_WAIT, ts, 0);
+		enter(p, t, S_WAIT, ts, 0);
 		/* no Python runs in a thread between its release and its next take */
 		t->take_fn = fn == GIL_FN_PREVIOUS ? t->drop_fn : fn;
 		break;
 	case GIL_EV_TAKE_RETURN:
 		if (t->state == S_WAIT) {
 			ret = emit(p, t, GIL_KIND_TAKE, t->since, ts, 0, t->take_fn, t->last_reason);
-			enter(t, S_HOLD, ts, 0);
+			enter(p, t, S_HOLD, ts, 0);
 		} else if (t->state == S_UNKNOWN) {
 			ret = emit(p, t, GIL_KIND_TAKE, p->start, ts, GIL_F_BEGIN_UNKNOWN, 0, 0);
 			t->take_fn = 0;
-			enter(t, S_HOLD, ts, 0);
+			enter(p, t, S_HOLD, ts, 0);
 		} else if (t->state == S_HOLD) {
 			t->flags |= GIL_F_RESYNC; /* a second return: the hold goes on */
 		} else {
 			/* S_IDLE (the entry was missed) or S_DROP (its return was missed) */
 			ret = close_open(p, t, ts, bad);
 			t->take_fn = 0;
-			enter(t, S_HOLD, ts, GIL_F_RESYNC);
+			enter(p, t, S_HOLD, ts, GIL_F_RESYNC);
 		}
 		break;
 	case GIL_EV_DROP_ENTRY:
@@ -211,7 +223,7 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 			ret = close_open(p, t, ts, bad);
 			t->flags |= GIL_F_RESYNC;
 		}
-		enter(t, S_DROP, ts, 0);
+		enter(p, t, S_DROP, ts, 0);
 		t->drop_fn = fn;
 		t->drop_reason = reason;
 		t->last_reason = reason;
@@ -219,13 +231,13 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 	case GIL_EV_TAKE_EXIT:
 		if (t->state == S_WAIT) {
 			ret = emit(p, t, GIL_KIND_TAKE, t->since, ts, 0, t->take_fn, t->last_reason);
-			enter(t, S_HOLD, ts, 0);
+			enter(p, t, S_HOLD, ts, 0);
 		}
 		break;
 	case GIL_EV_DROP_EXIT:
 		if (t->state == S_DROP) {
 			ret = emit(p, t, GIL_KIND_DROP, t->since, ts, 0, t->drop_fn, t->drop_reason);
-			t->state = S_IDLE;
+			set_state(p, t, S_IDLE);
 			t->flags = 0;
 		}
 		break;
@@ -238,7 +250,7 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 			ret = close_open(p, t, ts, bad);
 		}
 		/* a stray return while idle is dropped: nothing was open */
-		t->state = S_IDLE;
+		set_state(p, t, S_IDLE);
 		t->flags = 0;
 		break;
 	default:
@@ -296,6 +308,22 @@ int gil_pairing_finish(struct gil_pairing *p, uint64_t end)
 uint64_t gil_pairing_events(const struct gil_pairing *p)
 {
 	return p->events;
+}
+
+size_t gil_pairing_holds(const struct gil_pairing *p, struct gil_open_hold *out, size_t max,
+			 uint32_t *waiting)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->nr && n < max; i++) {
+		if (p->threads[i].exited || p->threads[i].state != S_HOLD)
+			continue;
+		out[n].tid = p->threads[i].tid;
+		out[n].since = p->threads[i].since;
+		out[n++].fn = p->threads[i].take_fn;
+	}
+	*waiting = p->waiting;
+	return n;
 }
 
 uint64_t gil_pairing_not_seen(const struct gil_pairing *p)

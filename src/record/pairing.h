@@ -75,6 +75,20 @@ uint64_t gil_pairing_events(const struct gil_pairing *p);
  */
 uint64_t gil_pairing_not_seen(const struct gil_pairing *p);
 
+/* A hold open now: its thread, since when, and the function it took the GIL in (0: none). */
+struct gil_open_hold {
+	int32_t tid;
+	uint64_t since;
+	uint32_t fn;
+};
+
+/**
+ * gil_pairing_holds - the holds open as of the last event fed (at most @max into @out; one per
+ * GIL), and in *@waiting the threads waiting now. Returns how many were put in @out.
+ */
+size_t gil_pairing_holds(const struct gil_pairing *p, struct gil_open_hold *out, size_t max,
+			 uint32_t *waiting);
+
 void gil_pairing_free(struct gil_pairing *p);
 
 #define GIL_PAIRING_MAX_THREADS 4096

@@ -195,6 +195,19 @@ int gil_recorder_start(struct gil_recorder *rec)
 	return 0;
 }
 
+/* Tell @t's sinks which holds are open at @upto, every event before it handed on. */
+static int rec_tick(struct target *t, uint64_t upto)
+{
+	struct gil_open_hold holds[64];
+	uint32_t waiting;
+	size_t nr;
+
+	if (!t->pairing)
+		return 0;
+	nr = gil_pairing_holds(t->pairing, holds, GIL_ARRAY_SIZE(holds), &waiting);
+	return gil_sinks_tick(t->sinks, upto, holds, nr, waiting);
+}
+
 int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 {
 	struct pollfd *pfd = NULL;
@@ -313,6 +326,10 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 		if (t->state == T_EXITING && t->exit_seen < rec->horizon &&
 		    rec_finish_target(rec, t, t->exit_seen, "exited") < 0)
 			goto fail;
+		if (t->state != T_DONE && t->sinks && rec_tick(t, rec->horizon) < 0) {
+			rec_set_err(rec, "%s", gil_sinks_error(t->sinks));
+			goto fail;
+		}
 		if (t->state != T_DONE && t->sinks && gil_sinks_flush(t->sinks) < 0) {
 			rec_set_err(rec, "%s (recording stopped; the file is readable up to the last complete record)",
 				gil_sinks_error(t->sinks));

@@ -14,6 +14,7 @@
  */
 static const struct gil_sink_ops *const sinks[] = {
 	&gil_sink_summary,
+	&gil_sink_alert,
 	&gil_sink_file,
 };
 
@@ -93,6 +94,12 @@ int gil_sinks_flush(struct gil_sinks *ss)
 		}
 	}
 	return 0;
+}
+
+int gil_sinks_tick(struct gil_sinks *ss, uint64_t upto, const struct gil_open_hold *holds,
+		   size_t nr, uint32_t waiting)
+{
+	DISPATCH(ss, tick, upto, holds, nr, waiting);
 }
 
 const char *gil_sinks_error(const struct gil_sinks *ss)

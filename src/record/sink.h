@@ -18,12 +18,18 @@
 #include <json-c/json.h>
 
 #include "format/rawfile.h"
+#include "giltrace.h"
+#include "pairing.h"
 
 struct gil_fntab; /* attrib/attrib.h */
 
 /* What a sink is told of the target it serves. */
 struct gil_sink_target {
 	pid_t pid;
+	int rank;
+	const char *comm; /* the process's */
+	/* the recording's options (the watchdog's threshold and callback) */
+	const struct gil_options *opts;
 	/* the function ids intervals carry; NULL: they carry none */
 	const struct gil_fntab *fntab;
 	/* the target's recording file, header written; the file sink writes the rest */
@@ -49,6 +55,12 @@ struct gil_sink_ops {
 	/* push what is buffered (once per round of the recorder's loop) */
 	int (*flush)(void *s);
 	/*
+	 * Once per round, after the intervals: every event before @upto has been handed on, and
+	 * @holds (@nr of them) are open at @upto, with @waiting threads waiting for the GIL.
+	 */
+	int (*tick)(void *s, uint64_t upto, const struct gil_open_hold *holds, size_t nr,
+		    uint32_t waiting);
+	/*
 	 * The target's recording ended: add to @footer what the sink has to say. Sinks end in the
 	 * table's order; the file sink is last, and writes the footer the others added to.
 	 */
@@ -59,6 +71,7 @@ struct gil_sink_ops {
 
 extern const struct gil_sink_ops gil_sink_file;
 extern const struct gil_sink_ops gil_sink_summary;
+extern const struct gil_sink_ops gil_sink_alert;
 
 /* One target's sinks: one state per registered sink. */
 struct gil_sinks;
@@ -72,6 +85,8 @@ int gil_sinks_thread(struct gil_sinks *ss, int32_t tid, const char *name, uint64
 int gil_sinks_exit(struct gil_sinks *ss, int32_t tid, uint64_t ts);
 int gil_sinks_lost(struct gil_sinks *ss, int cpu, uint64_t count, uint64_t ts);
 int gil_sinks_flush(struct gil_sinks *ss);
+int gil_sinks_tick(struct gil_sinks *ss, uint64_t upto, const struct gil_open_hold *holds,
+		   size_t nr, uint32_t waiting);
 int gil_sinks_end(struct gil_sinks *ss, struct json_object *footer);
 
 /* gil_sinks_error - why the last failing op failed, in one line. */

@@ -352,8 +352,12 @@ int rec_start_target(struct gil_recorder *rec, struct target *t)
 	 * DWARF took, or the program waits before its first call), for at most FRESH_NS.
 	 */
 	rec->fresh_until = gil_clock_now() + FRESH_NS;
-	t->sinks = gil_sinks_open(&(struct gil_sink_target){
-		.pid = t->pid, .fntab = t->fntab, .file = t->file });
+	t->sinks = gil_sinks_open(&(struct gil_sink_target){ .pid = t->pid,
+							      .rank = t->rank,
+							      .comm = t->comm,
+							      .opts = &rec->opts,
+							      .fntab = t->fntab,
+							      .file = t->file });
 	t->pairing = t->sinks ? gil_pairing_alloc(t->start_ns, gil_sinks_interval, t->sinks)
 			      : NULL;
 	if (!t->pairing) {

@@ -40,6 +40,15 @@ usage_errors = [
     (["--pid"], "option '--pid' needs a value"),
     (["-d"], "option '-d' needs a value"),
     (["--pid", "1", "true"], "give either --pid or a command to run, not both (got 'true')"),
+    (["--alert-hold", "0"], "invalid --alert-hold value '0': give milliseconds from 1 to 86400000 (a day)"),
+    (["--alert-hold", "1.5"], "invalid --alert-hold value '1.5': give milliseconds from 1 to 86400000 (a day)"),
+    (["--alert-cmd", "/bin/true"], "--alert-cmd runs on the watchdog's alerts: give --alert-hold MS too"),
+    (["--alert-hold", "100", "--alert-cmd", "/nonexistent/dump $PID"],
+     "invalid --alert-cmd value '/nonexistent/dump $PID': cannot run '/nonexistent/dump': No such file or directory (give an executable, with its path or on PATH)"),
+    (["--alert-hold", "100", "--alert-cmd", "/etc/passwd"],
+     "invalid --alert-cmd value '/etc/passwd': cannot run '/etc/passwd': Permission denied (give an executable, with its path or on PATH)"),
+    (["--alert-hold", "100", "--alert-cmd", "   "],
+     "invalid --alert-cmd value '   ': give a program to run"),
 ]
 
 failures = []

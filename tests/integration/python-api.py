@@ -2,6 +2,7 @@
 its own process's threads and a sibling, stops on stop(), stops by itself after duration, works
 as a context manager, and raises with a clear message when it cannot start. The drop-in scripts
 gil_trace_record.py / gil_trace_convert.py run the C tools and give the same files."""
+import ctypes
 import json
 import os
 import select
@@ -11,6 +12,27 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from giltest import *  # noqa: E402,F401,F403
+
+# The module's copy of struct gil_options is the header's, field by field (a field added to
+# one only would have gil_options_init write past the module's buffer).
+sys.path.insert(0, os.path.join(TOP_BUILDDIR, "tests", "python"))
+import gil_trace_record  # noqa: E402
+
+fields = [f[0] for f in gil_trace_record._Options._fields_]
+probe_src = os.path.join(tempfile.mkdtemp(prefix="layout-"), "layout.c")
+with open(probe_src, "w") as f:
+    f.write('#include <stdio.h>\n#include <stddef.h>\n#include "giltrace.h"\nint main(void)\n'
+            '{ printf("%zu", sizeof(struct gil_options));' +
+            "".join(' printf(" %%zu", offsetof(struct gil_options, %s));' % n for n in fields) +
+            " return 0; }\n")
+probe = probe_src[:-2]
+subprocess.run(["cc", "-I", os.path.join(TOP_SRCDIR, "include"), "-o", probe, probe_src],
+               check=True)
+c_layout = [int(x) for x in subprocess.check_output([probe], text=True).split()]
+py_layout = [ctypes.sizeof(gil_trace_record._Options)] + \
+    [getattr(gil_trace_record._Options, n).offset for n in fields]
+check(c_layout == py_layout, "struct gil_options: the header's size and offsets %s, the "
+      "module's %s (fields %s)" % (c_layout, py_layout, fields))
 
 require_kernel()
 label, exe, ver = pythons(include_system=False)[-1]

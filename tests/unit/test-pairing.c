@@ -360,6 +360,50 @@ static void test_attribution_tid_reuse(void **state)
  * Exit sites after inlined copies (issue 4): code there may be a merge point that also runs
  * without a release, so an exit closes only a drop (or a wait) that is open.
  */
+/*
+ * The watchdog's view: the holds open now and the threads waiting, and each hold's waiters at
+ * its end, through waits that end, a thread that exits waiting and a missed return.
+ */
+static void test_open_holds_and_waiters(void **state)
+{
+	struct gil_pairing *p = fresh();
+	struct gil_open_hold h[4];
+	uint32_t waiting = 99;
+
+	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 0);
+	assert_int_equal(waiting, 0);
+	ev(p, 1, GIL_EV_TAKE_ENTRY, 2000);
+	ev(p, 1, GIL_EV_TAKE_RETURN, 2010);
+	ev(p, 2, GIL_EV_TAKE_ENTRY, 2100); /* waits for 1 */
+	ev(p, 3, GIL_EV_TAKE_ENTRY, 2200); /* and so does 3 */
+	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 1);
+	assert_int_equal(h[0].tid, 1);
+	assert_int_equal(h[0].since, 2010);
+	assert_int_equal(waiting, 2);
+	ev(p, 1, GIL_EV_DROP_ENTRY, 3000); /* 1's hold ends with 2 waiting */
+	expect(1, 1, GIL_KIND_HOLD, 2010, 990, 0);
+	assert_int_equal(got[1].waiters, 2);
+	assert_int_equal(got[0].waiters, 0); /* only holds say */
+	ev(p, 1, GIL_EV_DROP_RETURN, 3010);
+	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 0);
+	assert_int_equal(waiting, 2);
+	ev(p, 2, GIL_EV_TAKE_RETURN, 3020);
+	assert_int_equal(gil_pairing_exit(p, 3, 3030), 0); /* 3 exits waiting */
+	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 1);
+	assert_int_equal(h[0].tid, 2);
+	assert_int_equal(waiting, 0);
+	/* 2 enters take_gil again without a drop seen: its hold is closed, and it waits */
+	ev(p, 2, GIL_EV_TAKE_ENTRY, 3500);
+	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 0);
+	assert_int_equal(waiting, 1);
+	ev(p, 2, GIL_EV_TAKE_RETURN, 3600);
+	assert_int_equal(gil_pairing_finish(p, 4000), 0);
+	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 0);
+	assert_int_equal(waiting, 0);
+	gil_pairing_free(p);
+	(void)state;
+}
+
 static void test_exit_sites(void **state)
 {
 	struct gil_pairing *p = fresh();
@@ -388,6 +432,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_normal_cycle),
 		cmocka_unit_test(test_exit_sites),
+		cmocka_unit_test(test_open_holds_and_waiters),
 		cmocka_unit_test(test_attach_mid_hold),
 		cmocka_unit_test(test_attach_mid_take_and_mid_drop),
 		cmocka_unit_test(test_take_without_return_thread_exit),
