@@ -47,7 +47,9 @@ if not shutil.which("strip"):
 failures, rows, io_lines = [], [], list(IO_TABLE)
 tmp = tempfile.mkdtemp(prefix="gilstrip-")
 try:
-    for label, exe, ver in sweep(pythons(min_version=(3, 6), include_system=False)):
+    swept = sweep(pythons(min_version=(3, 6), include_system=False))
+    sweep_versions = [ver for _, _, ver in swept]
+    for label, exe, ver in swept:
         name = "libpython%d.%d%s.so.1.0" % (ver[0], ver[1], "m" if ver < (3, 8) else "")
         lib = os.path.join(os.path.dirname(os.path.dirname(exe)), "lib", name)
         if not os.path.exists(lib):
@@ -85,7 +87,11 @@ try:
                 or row.header.get("approximate"):
             failures.append("%s: recorded with %s, approximate %s" % (label, row.methods,
                                                                      row.approximate))
-        # the interpreter's own I/O releases, on the original and on the copy: equal per kind
+        # the interpreter's own I/O releases, on the original and on the copy: equal per kind;
+        # under quick() (ASan: this test was its pass's longest, 732 s) on the newest only
+        if quick() and ver != sweep_versions[-1]:
+            io_lines.append("| %s | (quick: left out) |" % label)
+            continue
         runs = [record_io(Workload(exe, "io_calls.py", IO_N, env=env), "%s %s" % (label, what))
                 for what, env in (("", None), ("stripped", dict(os.environ, LD_LIBRARY_PATH=d)))]
         compare_io(label, runs[0], runs[1], failures, io_lines, copies=False)
