@@ -106,6 +106,10 @@ struct gil_options {
 	uint64_t alert_hold_ns;
 	gil_alert_fn on_alert;
 	void *alert_ctx;
+	/* keep counters for gil_recorder_metrics() (Prometheus's text format) */
+	bool metrics;
+	/* write no recording: no output directory, no file (metrics or alerts only) */
+	bool no_files;
 };
 
 enum gil_attribution_mode {
@@ -142,6 +146,14 @@ struct gil_thread_summary {
 };
 
 void gil_options_init(struct gil_options *opts);
+
+/**
+ * gil_recorder_metrics - with gil_options.metrics: the counters in Prometheus's text exposition
+ * format (version 0.0.4), as of the last round of gil_recorder_poll(). Safe to call from any
+ * thread until gil_recorder_free(). Returns a malloc'd string (*@len its length), or NULL
+ * (errno ENOENT before the first round or without gil_options.metrics, ENOMEM).
+ */
+char *gil_recorder_metrics(struct gil_recorder *rec, size_t *len);
 
 /**
  * gil_recorder_alloc - build a recorder for @opts; touches nothing in the kernel.

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "alerts.h"
+#include "metrics-http.h"
 #include "common/msg.h"
 #include "common/util.h"
 #include "giltrace.h"
@@ -85,6 +86,10 @@ static void usage(FILE *f)
 		"                           lasts (e.g. a py-spy dump of $GIL_ALERT_PID): no\n"
 		"                           shell, words split at spaces, details in GIL_ALERT_*,\n"
 		"                           at most one a second and 4 at once\n"
+		"      --metrics [ADDR:]PORT  serve the counters for Prometheus at\n"
+		"                           http://ADDR:PORT/metrics (ADDR 127.0.0.1 if not given)\n"
+		"      --no-files           write no recording (always-on use with --metrics or\n"
+		"                           --alert-hold)\n"
 		"      --cleanup            remove probe groups left by killed recorders, then exit\n"
 		"  -q, --quiet              print errors and lost-event warnings only\n"
 		"  -v, --verbose            say more (every thread in the closing summary, not the\n"
@@ -295,6 +300,8 @@ int main(int argc, char **argv)
 		{ "no-debuginfod", no_argument, NULL, 'D' },
 		{ "alert-hold", required_argument, NULL, 'H' },
 		{ "alert-cmd", required_argument, NULL, 'X' },
+		{ "metrics", required_argument, NULL, 'M' },
+		{ "no-files", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -311,7 +318,8 @@ int main(int argc, char **argv)
 	double start, last_status = 0, last_t;
 	uint64_t last_ev = 0;
 	char *end, why[512];
-	const char *alert_cmd = NULL;
+	const char *alert_cmd = NULL, *metrics_spec = NULL;
+	struct metrics_http *mh = NULL;
 	static struct alerts alerts;
 	long pages, hold_ms = 0;
 
@@ -382,6 +390,12 @@ int main(int argc, char **argv)
 		case 'X':
 			alert_cmd = optarg;
 			break;
+		case 'M':
+			metrics_spec = optarg;
+			break;
+		case 'F':
+			opts.no_files = true;
+			break;
 		case 'q':
 			verbosity = GIL_QUIET;
 			break;
@@ -414,6 +428,10 @@ int main(int argc, char **argv)
 	}
 	if (opts.accelerator_only && (nr_pids || optind < argc))
 		return gil_usage_error("%s", "--accelerator-only selects among all processes: not with --pid or a command");
+	if (opts.no_files && !metrics_spec && !hold_ms)
+		return gil_usage_error("%s", "--no-files leaves nothing to show: give --metrics or --alert-hold too");
+	if (opts.no_files && opts.output_dir)
+		return gil_usage_error("%s", "--no-files writes no file: not with --output-dir");
 	if (alert_cmd && !hold_ms)
 		return gil_usage_error("%s", "--alert-cmd runs on the watchdog's alerts: give --alert-hold MS too");
 	if (hold_ms) {
@@ -430,6 +448,13 @@ int main(int argc, char **argv)
 		opts.command = &argv[optind];
 	}
 
+	if (metrics_spec && !cleanup) {
+		/* bound now: a port in use is a usage error, before any probe */
+		mh = metrics_http_bind(metrics_spec, why, sizeof(why));
+		if (!mh)
+			return gil_usage_error("%s", why);
+		opts.metrics = true;
+	}
 	if (cleanup) {
 		if (geteuid() != 0) {
 			gil_msg("--cleanup needs root: run it with sudo");
@@ -470,8 +495,13 @@ int main(int argc, char **argv)
 	rec = gil_recorder_alloc(&opts);
 	if (!rec) {
 		gil_msg("%s", strerror(errno));
+		metrics_http_stop(mh);
 		free(pids);
 		return 1;
+	}
+	if (mh && metrics_http_start(mh, rec, why, sizeof(why)) < 0) {
+		gil_msg("%s", why);
+		goto out;
 	}
 	if (gil_recorder_setup(rec) < 0) {
 		gil_msg("%s", gil_recorder_error(rec));
@@ -560,6 +590,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	metrics_http_stop(mh); /* its thread reads rec */
 	gil_recorder_free(rec);
 	free(pids);
 	return ret;

@@ -39,6 +39,12 @@ struct gil_rawfile;
  */
 struct gil_rawfile *gil_rawfile_create(int dirfd, const char *name, char *err, size_t errlen);
 
+/**
+ * gil_rawfile_discard - a writer that writes nothing (gil-record --no-files): it counts the
+ * intervals, as gil_rawfile_intervals() says, and every call succeeds. NULL on ENOMEM.
+ */
+struct gil_rawfile *gil_rawfile_discard(void);
+
 /** gil_rawfile_header - write the first line and the header record (takes no ownership). */
 int gil_rawfile_header(struct gil_rawfile *w, struct json_object *header);
 int gil_rawfile_thread(struct gil_rawfile *w, int32_t tid, const char *name, uint64_t ts);

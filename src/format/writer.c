@@ -34,6 +34,7 @@ struct gil_rawfile {
 	size_t len;
 	bool started; /* a record line was written: the next one needs a ",\n" before it */
 	bool attribution; /* intervals carry fn and reason */
+	bool discard; /* gil_rawfile_discard: counts records, writes nothing */
 	uint64_t intervals;
 	char err[256];
 	unsigned int pending; /* jobs queued for the writer thread (wq.mu) */
@@ -216,6 +217,17 @@ struct gil_rawfile *gil_rawfile_create(int dirfd, const char *name, char *err, s
 	return w;
 }
 
+struct gil_rawfile *gil_rawfile_discard(void)
+{
+	struct gil_rawfile *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->fd = -1;
+	w->discard = true;
+	return w;
+}
+
 static int write_failed(struct gil_rawfile *w, int e)
 {
 	return gil_err(w->err, sizeof(w->err), "cannot write %s: %s", w->name, strerror(e));
@@ -266,6 +278,8 @@ static int put_line(struct gil_rawfile *w, const char *line, size_t n)
 {
 	char *p;
 
+	if (w->discard)
+		return 0;
 	if (n + 2 > WBUF_SIZE) {
 		if (gil_rawfile_flush(w) < 0 || write_all(w, w->started ? ",\n" : "", w->started ? 2 : 0))
 			return -1;
@@ -305,8 +319,11 @@ static int put_object(struct gil_rawfile *w, const char *key, struct json_object
 int gil_rawfile_header(struct gil_rawfile *w, struct json_object *header)
 {
 	static const char magic[] = GIL_RAWFILE_MAGIC "\n";
-	char *p = reserve(w, sizeof(magic));
+	char *p;
 
+	if (w->discard)
+		return 0;
+	p = reserve(w, sizeof(magic));
 	if (!p)
 		return -1;
 	memcpy(p, magic, sizeof(magic) - 1);
@@ -340,6 +357,10 @@ int gil_rawfile_interval(struct gil_rawfile *w, const struct gil_interval *iv)
 {
 	char line[LINE_MAX_FAST], *p = line;
 
+	if (w->discard) {
+		w->intervals++;
+		return 0;
+	}
 	/* The hot path: built by hand, no printf, no json-c. */
 	*p++ = '[';
 	p += gil_fmt_s64(p, iv->tid);
@@ -459,6 +480,10 @@ void gil_rawfile_free(struct gil_rawfile *w)
 {
 	if (!w)
 		return;
+	if (w->discard) {
+		free(w);
+		return;
+	}
 	/* Not finished: keep what is complete on disk, readable as a cut recording. */
 	if (w->fd >= 0)
 		gil_rawfile_flush(w);

@@ -109,6 +109,15 @@ int rec_create_file(struct gil_recorder *rec, struct target *t)
 	char name[96], err[512];
 	int n;
 
+	if (rec->opts.no_files) {
+		t->file = gil_rawfile_discard();
+		if (!t->file) {
+			rec_set_err(rec, "out of memory");
+			return -1;
+		}
+		return 0;
+	}
+
 	for (n = 0; n < 1000; n++) {
 		if (n)
 			snprintf(name, sizeof(name), "GIL_%d_rank_%d_%d.json", (int)t->pid, t->rank, n);

@@ -26,6 +26,7 @@
 
 #include "state.h"
 #include "intake.h"
+#include "metrics.h"
 #include "modes.h"
 #include "objects.h"
 #include "outdir.h"
@@ -52,6 +53,7 @@ struct gil_recorder *gil_recorder_alloc(const struct gil_options *opts)
 		return NULL;
 	rec->opts = *opts;
 	rec->dirfd = -1;
+	pthread_mutex_init(&rec->metrics.mu, NULL);
 	rec->mode = rec_mode_of(opts);
 	rec->launch.errpipe = -1;
 	if (opts->pids && opts->nr_pids) {
@@ -80,6 +82,7 @@ struct gil_recorder *gil_recorder_alloc(const struct gil_options *opts)
 	return rec;
 fail:
 	free(rec->pids);
+	pthread_mutex_destroy(&rec->metrics.mu);
 	free(rec);
 	errno = ENOMEM;
 	return NULL;
@@ -142,7 +145,7 @@ int gil_recorder_setup(struct gil_recorder *rec)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	if (rec_open_outdir(rec) < 0)
+	if (!rec->opts.no_files && rec_open_outdir(rec) < 0)
 		goto fail;
 	rec->rings = gil_rings_alloc(rec->opts.ring_pages);
 	if (!rec->rings) {
@@ -339,6 +342,11 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 			live = true;
 	}
 	rec->horizon = round_start;
+	rec->metrics.drain_lag = gil_clock_now() - round_start;
+	if (rec_metrics_publish(rec, round_start) < 0) {
+		rec_set_err(rec, "out of memory");
+		goto fail;
+	}
 	free(pfd);
 	free(which);
 	if (rec->deadline && round_start >= rec->deadline) {
@@ -429,7 +437,8 @@ int gil_recorder_finish(struct gil_recorder *rec)
 		t = rec->targets[i];
 		ps[i].pid = t->pid;
 		ps[i].rank = t->rank;
-		ps[i].path = t->filename;
+		/* with --no-files, "(no file)": the summary lists the targets that had a file */
+		ps[i].path = t->filename ? t->filename : rec->opts.no_files ? "(no file)" : NULL;
 		ps[i].events = t->events;
 		ps[i].intervals = gil_rawfile_intervals(t->file);
 		ps[i].threads = 0;
@@ -479,6 +488,7 @@ void gil_recorder_free(struct gil_recorder *rec)
 	free(rec->answers);
 	free(rec->targets);
 	gil_ordered_free(&rec->queue);
+	rec_metrics_free(rec);
 	free(rec->lost_per_cpu);
 	free(rec->klost_closed);
 	free(rec->synth);

@@ -15,6 +15,7 @@
 static const struct gil_sink_ops *const sinks[] = {
 	&gil_sink_summary,
 	&gil_sink_alert,
+	&gil_sink_metrics,
 	&gil_sink_file,
 };
 

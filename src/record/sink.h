@@ -11,6 +11,7 @@
 #ifndef GIL_SINK_H
 #define GIL_SINK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -103,5 +104,43 @@ void gil_sinks_close(struct gil_sinks *ss);
  */
 #define GIL_SUMMARY_MAX_THREADS 4096
 const struct gil_thread_summary *gil_sink_summary_threads(void *s, size_t *nr);
+
+/* The metrics sink's state (sink-metrics.c), rendered by record/metrics.c. */
+#define GIL_METRICS_MAX_THREADS 64 /* live threads with series of their own, per process */
+#define GIL_METRICS_REASONS 3 /* enum gil_reason */
+
+struct gil_metrics_counts {
+	uint64_t ns[3], count[3]; /* per enum gil_kind */
+	uint64_t releases[GIL_METRICS_REASONS]; /* drop intervals by enum gil_reason */
+	uint64_t long_holds; /* holds over the watchdog's threshold */
+};
+
+struct gil_metrics_thread {
+	int32_t tid; /* -1: the shared row */
+	char name[17];
+	struct gil_metrics_counts c;
+};
+
+struct gil_metrics_sample {
+	uint64_t ts, held;
+};
+
+struct gil_metrics {
+	bool on; /* gil_options.metrics: else every op returns at once */
+	pid_t pid;
+	int rank;
+	char comm[17];
+	uint64_t threshold;
+	struct gil_metrics_thread *v; /* live threads, GIL_METRICS_MAX_THREADS at most */
+	size_t nr, cap;
+	struct gil_metrics_thread other; /* exited threads, and those past the bound */
+	struct gil_metrics_counts total;
+	uint32_t waiting; /* at the last tick */
+	double held_ratio; /* of the last second, at the last tick */
+	struct gil_metrics_sample *samples; /* (tick, time held up to it), a ring */
+	size_t next, nr_samples;
+};
+
+extern const struct gil_sink_ops gil_sink_metrics;
 
 #endif /* GIL_SINK_H */

@@ -7,6 +7,7 @@
 #ifndef GIL_REC_STATE_H
 #define GIL_REC_STATE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -180,6 +181,13 @@ struct gil_recorder {
 	struct gil_launch launch;
 	char **skipped; /* "process N: why": targets that could not be recorded */
 	size_t nr_skipped;
+	struct { /* gil_options.metrics: the text rendered each round (metrics.c) */
+		pthread_mutex_t mu; /* guards text and len: gil_recorder_metrics may be anywhere */
+		char *text;
+		size_t len;
+		uint64_t drain_lag; /* ns, at the last round: now less the horizon */
+		uint64_t rendered_at; /* the recording clock at the last render, 0 none */
+	} metrics;
 	char err[1024];
 };
 

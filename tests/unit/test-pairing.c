@@ -404,6 +404,59 @@ static void test_open_holds_and_waiters(void **state)
 	(void)state;
 }
 
+/*
+ * The metrics sink: per-thread and process counts by kind and reason, the bound of live
+ * threads (the rest summed into the shared row), exited threads folded into it, the held
+ * ratio of the last second with a hold still open, and nothing at all when metrics are off.
+ */
+static void test_metrics_sink(void **state)
+{
+	struct gil_options opts = { .metrics = true, .alert_hold_ns = 500 };
+	struct gil_sink_target tgt = { .pid = 1, .comm = "python3", .opts = &opts };
+	struct gil_interval iv = { 0 };
+	struct gil_open_hold open = { .tid = 5, .since = 2000000000ull };
+	struct gil_metrics *m = gil_sink_metrics.open(&tgt);
+	int32_t tid;
+
+	assert_non_null(m);
+	for (tid = 1; tid <= GIL_METRICS_MAX_THREADS + 6; tid++) {
+		iv = (struct gil_interval){ .tid = tid, .kind = GIL_KIND_HOLD, .start = 1000,
+					    .dur = 600 };
+		assert_int_equal(gil_sink_metrics.interval(m, &iv), 0);
+		iv = (struct gil_interval){ .tid = tid, .kind = GIL_KIND_DROP, .start = 1600,
+					    .dur = 10, .reason = tid % 2 ? GIL_REASON_FORCED
+								     : GIL_REASON_VOLUNTARY };
+		assert_int_equal(gil_sink_metrics.interval(m, &iv), 0);
+	}
+	assert_int_equal(m->nr, GIL_METRICS_MAX_THREADS);
+	assert_int_equal(m->other.c.count[GIL_KIND_HOLD], 6);
+	assert_int_equal(m->v[0].c.ns[GIL_KIND_HOLD], 600);
+	assert_int_equal(m->v[0].c.releases[GIL_REASON_FORCED], 1);
+	assert_int_equal(m->v[1].c.releases[GIL_REASON_VOLUNTARY], 1);
+	assert_int_equal(m->v[0].c.long_holds, 1);
+	assert_int_equal(m->total.count[GIL_KIND_DROP], GIL_METRICS_MAX_THREADS + 6);
+	assert_int_equal(m->total.releases[GIL_REASON_FORCED], (GIL_METRICS_MAX_THREADS + 6) / 2);
+	/* thread 1 exits: its counts go to the shared row, its slot to a live thread */
+	assert_int_equal(gil_sink_metrics.exit(m, 1, 3000), 0);
+	assert_int_equal(m->nr, GIL_METRICS_MAX_THREADS - 1);
+	assert_int_equal(m->other.c.count[GIL_KIND_HOLD], 7);
+	assert_int_equal(m->other.c.releases[GIL_REASON_FORCED], 4);
+	/* the held ratio: 0.6 s of holds ended and one open from 2 s; ticks at 1.5 s and 2.5 s */
+	m->total.ns[GIL_KIND_HOLD] = 600000000ull;
+	assert_int_equal(gil_sink_metrics.tick(m, 1500000000ull, NULL, 0, 0), 0);
+	assert_int_equal(gil_sink_metrics.tick(m, 2500000000ull, &open, 1, 3), 0);
+	assert_int_equal(m->waiting, 3);
+	assert_true(m->held_ratio > 0.499 && m->held_ratio < 0.501);
+	gil_sink_metrics.close(m);
+
+	opts.metrics = false;
+	m = gil_sink_metrics.open(&tgt);
+	assert_int_equal(gil_sink_metrics.interval(m, &iv), 0);
+	assert_int_equal(m->nr + m->total.count[GIL_KIND_DROP], 0);
+	gil_sink_metrics.close(m);
+	(void)state;
+}
+
 static void test_exit_sites(void **state)
 {
 	struct gil_pairing *p = fresh();
@@ -433,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_normal_cycle),
 		cmocka_unit_test(test_exit_sites),
 		cmocka_unit_test(test_open_holds_and_waiters),
+		cmocka_unit_test(test_metrics_sink),
 		cmocka_unit_test(test_attach_mid_hold),
 		cmocka_unit_test(test_attach_mid_take_and_mid_drop),
 		cmocka_unit_test(test_take_without_return_thread_exit),
