@@ -110,6 +110,8 @@ struct gil_options {
 	bool metrics;
 	/* write no recording: no output directory, no file (metrics or alerts only) */
 	bool no_files;
+	/* keep the figures of each second for gil_recorder_live() (gil-record --live) */
+	bool live;
 };
 
 enum gil_attribution_mode {
@@ -146,6 +148,61 @@ struct gil_thread_summary {
 };
 
 void gil_options_init(struct gil_options *opts);
+
+/*
+ * The live view (gil_options.live): each process's and thread's figures for the last complete
+ * second of the recording, [start + second s, start + second + 1 s) on the recording clock
+ * (start: the header's start_ns of the files of processes recorded from the start), exact: every
+ * interval that overlaps it, the ones still open included, clipped to it. Since-start figures
+ * run from when the process (thread) was first recorded to the recorder's last round.
+ */
+struct gil_live_thread {
+	pid_t tid;
+	char name[17]; /* comm */
+	/* the Python function it held the GIL longest in, that second (else since start); "" */
+	char function[96];
+	uint64_t ns[3]; /* that second, per enum gil_kind */
+	uint64_t total_ns[3]; /* since start */
+	uint64_t wall_ns; /* since start: from when it was first seen to the last round */
+	uint32_t takes; /* waits that ended that second */
+	uint32_t forced; /* releases asked for by another thread that ended that second */
+	/*
+	 * the 99th percentile of its waits for the GIL: of those that ended that second and the one
+	 * still open at its end, and since start; within 3% (a histogram of 16 buckets per power of
+	 * two); 0 when it did not wait
+	 */
+	uint64_t p99_wait_ns, total_p99_wait_ns;
+	bool exited; /* it exited that second (shown one last time) */
+};
+
+struct gil_live_process {
+	pid_t pid;
+	int rank;
+	char comm[17];
+	uint64_t held_ns, total_held_ns; /* the GIL held: that second; since start */
+	uint64_t wait_ns, total_wait_ns; /* summed over threads: over the wall, average waiters */
+	uint64_t wall_ns; /* since start, to the last round */
+	uint64_t lost, total_lost; /* events the kernel lost for it: that second; since start */
+	struct gil_live_thread *threads; /* in order of first appearance */
+	size_t nr_threads;
+};
+
+struct gil_live {
+	uint64_t second; /* the second shown, counted from the recording's start (0: the first) */
+	uint64_t events, lost; /* the recorder's, since start */
+	uint64_t drain_lag_ns; /* how far behind now the last round was */
+	struct gil_live_process *processes; /* the processes recorded now */
+	size_t nr_processes;
+};
+
+/**
+ * gil_recorder_live - with gil_options.live: the figures of the last complete second, from
+ * gil_recorder_poll()'s thread. A malloc'd snapshot to free with gil_live_free(), or NULL
+ * (errno ENOENT before the first second is complete or without gil_options.live, ENOMEM).
+ */
+struct gil_live *gil_recorder_live(struct gil_recorder *rec);
+
+void gil_live_free(struct gil_live *live);
 
 /**
  * gil_recorder_metrics - with gil_options.metrics: the counters in Prometheus's text exposition

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "alerts.h"
+#include "live-view.h"
 #include "metrics-http.h"
 #include "common/msg.h"
 #include "common/util.h"
@@ -88,8 +89,12 @@ static void usage(FILE *f)
 		"                           at most one a second and 4 at once\n"
 		"      --metrics [ADDR:]PORT  serve the counters for Prometheus at\n"
 		"                           http://ADDR:PORT/metrics (ADDR 127.0.0.1 if not given)\n"
-		"      --no-files           write no recording (always-on use with --metrics or\n"
-		"                           --alert-hold)\n"
+		"      --live               a full-screen table, refreshed every second, of each\n"
+		"                           process's and thread's GIL shares in the last second\n"
+		"                           and since start (keys: h w r t f p n sort, space\n"
+		"                           pause, q quit); the file is written as always\n"
+		"      --no-files           write no recording (always-on use with --metrics,\n"
+		"                           --alert-hold or --live)\n"
 		"      --cleanup            remove probe groups left by killed recorders, then exit\n"
 		"  -q, --quiet              print errors and lost-event warnings only\n"
 		"  -v, --verbose            say more (every thread in the closing summary, not the\n"
@@ -302,6 +307,7 @@ int main(int argc, char **argv)
 		{ "alert-cmd", required_argument, NULL, 'X' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "no-files", no_argument, NULL, 'F' },
+		{ "live", no_argument, NULL, 'L' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -320,6 +326,7 @@ int main(int argc, char **argv)
 	char *end, why[512];
 	const char *alert_cmd = NULL, *metrics_spec = NULL;
 	struct metrics_http *mh = NULL;
+	struct live_view *lv = NULL;
 	static struct alerts alerts;
 	long pages, hold_ms = 0;
 
@@ -396,6 +403,9 @@ int main(int argc, char **argv)
 		case 'F':
 			opts.no_files = true;
 			break;
+		case 'L':
+			opts.live = true;
+			break;
 		case 'q':
 			verbosity = GIL_QUIET;
 			break;
@@ -428,8 +438,10 @@ int main(int argc, char **argv)
 	}
 	if (opts.accelerator_only && (nr_pids || optind < argc))
 		return gil_usage_error("%s", "--accelerator-only selects among all processes: not with --pid or a command");
-	if (opts.no_files && !metrics_spec && !hold_ms)
-		return gil_usage_error("%s", "--no-files leaves nothing to show: give --metrics or --alert-hold too");
+	if (opts.no_files && !metrics_spec && !hold_ms && !opts.live)
+		return gil_usage_error("%s", "--no-files leaves nothing to show: give --metrics, --alert-hold or --live too");
+	if (opts.live && !cleanup && live_view_check(why, sizeof(why)) < 0)
+		return gil_usage_error("%s", why);
 	if (opts.no_files && opts.output_dir)
 		return gil_usage_error("%s", "--no-files writes no file: not with --output-dir");
 	if (alert_cmd && !hold_ms)
@@ -537,7 +549,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, " for %gs", opts.duration);
 		fprintf(stderr, "; Ctrl+C to stop\n");
 	}
-	tty = verbosity >= GIL_NORMAL && isatty(STDERR_FILENO);
+	if (opts.live) {
+		lv = live_view_start(why, sizeof(why));
+		if (!lv) {
+			gil_msg("%s", why);
+			goto out;
+		}
+	}
+	/* the status line only where it is alone on the terminal */
+	tty = verbosity >= GIL_NORMAL && isatty(STDERR_FILENO) && !lv;
 	alerts.tty = tty;
 	warn_new_targets(rec, &warned, false);
 	start = last_t = now_s();
@@ -550,7 +570,13 @@ int main(int argc, char **argv)
 			status_line(rec, start, opts.duration, &last_ev, &last_t);
 			last_status = now_s();
 		}
+		if (lv && r > 0 && !live_view_step(lv, rec)) {
+			gil_recorder_set_reason(rec, "stopped");
+			break;
+		}
 	} while (r > 0 && !got_signal);
+	live_view_end(lv); /* the terminal as it was, and the messages it held */
+	lv = NULL;
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	if (r < 0)
@@ -590,6 +616,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	live_view_end(lv);
 	metrics_http_stop(mh); /* its thread reads rec */
 	gil_recorder_free(rec);
 	free(pids);

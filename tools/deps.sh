@@ -7,7 +7,7 @@
 # apt-gets at once would fail on apt's lock.
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config libtraceevent-dev libtracefs-dev
-libelf-dev libdw-dev liblzma-dev libdebuginfod-dev libjson-c-dev libmicrohttpd-dev python3 python3-dbg"
+libelf-dev libdw-dev liblzma-dev libdebuginfod-dev libjson-c-dev libmicrohttpd-dev libncurses-dev python3 python3-dbg"
 # python3-dbg: Debian's python3 is stripped; its debug symbols let gil-record find the GIL.
 test=no arm64=no
 for a in "$@"; do
@@ -21,7 +21,7 @@ if [ $test = yes ]; then
 	# python3.11-dbg gives Debian's stripped python3.11 its symbols (and pulls the matching
 	# python3.11, so their build-ids agree); xz-utils and binutils serve the symbol tests.
 	pkgs="$pkgs libcmocka-dev xz-utils binutils util-linux valgrind clang libclang-rt-14-dev linux-perf man-db debuginfod
-debootstrap prometheus"
+debootstrap prometheus tmux"
 	if apt-cache show python3.11-dbg >/dev/null 2>&1 || [ -x /usr/bin/python3.11 ]; then
 		pkgs="$pkgs python3.11-dbg"
 	fi

@@ -310,17 +310,25 @@ uint64_t gil_pairing_events(const struct gil_pairing *p)
 	return p->events;
 }
 
-size_t gil_pairing_holds(const struct gil_pairing *p, struct gil_open_hold *out, size_t max,
-			 uint32_t *waiting)
+size_t gil_pairing_open(const struct gil_pairing *p, struct gil_open *out, size_t max,
+			uint32_t *waiting)
 {
+	static const uint8_t kind[] = { [S_WAIT] = GIL_KIND_TAKE, [S_HOLD] = GIL_KIND_HOLD,
+					[S_DROP] = GIL_KIND_DROP };
+	const struct thread *t;
 	size_t i, n = 0;
 
-	for (i = 0; i < p->nr && n < max; i++) {
-		if (p->threads[i].exited || p->threads[i].state != S_HOLD)
+	for (i = 0; i < p->nr; i++) {
+		t = &p->threads[i];
+		if (t->exited || (t->state != S_WAIT && t->state != S_HOLD && t->state != S_DROP))
 			continue;
-		out[n].tid = p->threads[i].tid;
-		out[n].since = p->threads[i].since;
-		out[n++].fn = p->threads[i].take_fn;
+		if (n < max) {
+			out[n].tid = t->tid;
+			out[n].kind = kind[t->state];
+			out[n].since = t->since;
+			out[n].fn = t->state == S_DROP ? t->drop_fn : t->take_fn;
+		}
+		n++;
 	}
 	*waiting = p->waiting;
 	return n;

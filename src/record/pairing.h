@@ -75,19 +75,24 @@ uint64_t gil_pairing_events(const struct gil_pairing *p);
  */
 uint64_t gil_pairing_not_seen(const struct gil_pairing *p);
 
-/* A hold open now: its thread, since when, and the function it took the GIL in (0: none). */
-struct gil_open_hold {
+/*
+ * An interval open now: its thread, its kind (enum gil_kind: waiting, holding or releasing
+ * the GIL), since when, and the function it took the GIL in (0: none).
+ */
+struct gil_open {
 	int32_t tid;
+	uint8_t kind;
 	uint64_t since;
 	uint32_t fn;
 };
 
 /**
- * gil_pairing_holds - the holds open as of the last event fed (at most @max into @out; one per
- * GIL), and in *@waiting the threads waiting now. Returns how many were put in @out.
+ * gil_pairing_open - the intervals open as of the last event fed, at most @max into @out (one
+ * per thread that is not between events: a hold per GIL, waits, releases), and in *@waiting
+ * the threads waiting now. Returns how many there are; more than @max: ask again with room.
  */
-size_t gil_pairing_holds(const struct gil_pairing *p, struct gil_open_hold *out, size_t max,
-			 uint32_t *waiting);
+size_t gil_pairing_open(const struct gil_pairing *p, struct gil_open *out, size_t max,
+			uint32_t *waiting);
 
 void gil_pairing_free(struct gil_pairing *p);
 

@@ -198,17 +198,26 @@ int gil_recorder_start(struct gil_recorder *rec)
 	return 0;
 }
 
-/* Tell @t's sinks which holds are open at @upto, every event before it handed on. */
-static int rec_tick(struct target *t, uint64_t upto)
+/* Tell @t's sinks which intervals are open at @upto, every event before it handed on. */
+static int rec_tick(struct gil_recorder *rec, struct target *t, uint64_t upto)
 {
-	struct gil_open_hold holds[64];
 	uint32_t waiting;
 	size_t nr;
 
 	if (!t->pairing)
 		return 0;
-	nr = gil_pairing_holds(t->pairing, holds, GIL_ARRAY_SIZE(holds), &waiting);
-	return gil_sinks_tick(t->sinks, upto, holds, nr, waiting);
+	while ((nr = gil_pairing_open(t->pairing, rec->opens, rec->cap_opens, &waiting)) >
+	       rec->cap_opens) {
+		if (gil_grow(&rec->opens, &rec->cap_opens, nr, sizeof(*rec->opens)) < 0) {
+			rec_set_err(rec, "out of memory");
+			return -1;
+		}
+	}
+	if (gil_sinks_tick(t->sinks, upto, rec->opens, nr, waiting) < 0) {
+		rec_set_err(rec, "%s", gil_sinks_error(t->sinks));
+		return -1;
+	}
+	return 0;
 }
 
 int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
@@ -329,10 +338,8 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 		if (t->state == T_EXITING && t->exit_seen < rec->horizon &&
 		    rec_finish_target(rec, t, t->exit_seen, "exited") < 0)
 			goto fail;
-		if (t->state != T_DONE && t->sinks && rec_tick(t, rec->horizon) < 0) {
-			rec_set_err(rec, "%s", gil_sinks_error(t->sinks));
+		if (t->state != T_DONE && t->sinks && rec_tick(rec, t, rec->horizon) < 0)
 			goto fail;
-		}
 		if (t->state != T_DONE && t->sinks && gil_sinks_flush(t->sinks) < 0) {
 			rec_set_err(rec, "%s (recording stopped; the file is readable up to the last complete record)",
 				gil_sinks_error(t->sinks));
@@ -489,6 +496,7 @@ void gil_recorder_free(struct gil_recorder *rec)
 	free(rec->targets);
 	gil_ordered_free(&rec->queue);
 	rec_metrics_free(rec);
+	free(rec->opens);
 	free(rec->lost_per_cpu);
 	free(rec->klost_closed);
 	free(rec->synth);

@@ -155,7 +155,7 @@ static void report(const struct alert_sink *s, int32_t tid, uint64_t since, uint
 	s->opts->on_alert(s->opts->alert_ctx, &a);
 }
 
-static int alert_tick(void *p, uint64_t upto, const struct gil_open_hold *holds, size_t nr,
+static int alert_tick(void *p, uint64_t upto, const struct gil_open *holds, size_t nr,
 		      uint32_t waiting)
 {
 	struct alert_sink *s = p;
@@ -167,7 +167,8 @@ static int alert_tick(void *p, uint64_t upto, const struct gil_open_hold *holds,
 	/* a hold no longer open ended: its interval came (or comes) and said so */
 	for (j = 0; j < s->nr_open;) {
 		for (i = 0; i < nr; i++)
-			if (holds[i].tid == s->open[j].tid && holds[i].since == s->open[j].since)
+			if (holds[i].kind == GIL_KIND_HOLD && holds[i].tid == s->open[j].tid &&
+			    holds[i].since == s->open[j].since)
 				break;
 		if (i == nr)
 			s->open[j] = s->open[--s->nr_open];
@@ -175,7 +176,8 @@ static int alert_tick(void *p, uint64_t upto, const struct gil_open_hold *holds,
 			j++;
 	}
 	for (i = 0; i < nr; i++) {
-		if (upto < holds[i].since || upto - holds[i].since < s->threshold)
+		if (holds[i].kind != GIL_KIND_HOLD || upto < holds[i].since ||
+		    upto - holds[i].since < s->threshold)
 			continue;
 		for (j = 0; j < s->nr_open; j++)
 			if (s->open[j].tid == holds[i].tid && s->open[j].since == holds[i].since)

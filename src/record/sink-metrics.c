@@ -126,7 +126,7 @@ static int metrics_exit(void *p, int32_t tid, uint64_t ts)
 	return 0;
 }
 
-static int metrics_tick(void *p, uint64_t upto, const struct gil_open_hold *holds, size_t nr,
+static int metrics_tick(void *p, uint64_t upto, const struct gil_open *holds, size_t nr,
 			uint32_t waiting)
 {
 	struct gil_metrics *m = p;
@@ -138,7 +138,7 @@ static int metrics_tick(void *p, uint64_t upto, const struct gil_open_hold *hold
 		return 0;
 	/* the time held up to @upto: every hold that ended before it, and the open ones' parts */
 	for (i = 0; i < nr; i++)
-		if (upto > holds[i].since)
+		if (holds[i].kind == GIL_KIND_HOLD && upto > holds[i].since)
 			held += upto - holds[i].since;
 	m->waiting = waiting;
 	m->samples[m->next].ts = upto;

@@ -16,6 +16,7 @@ static const struct gil_sink_ops *const sinks[] = {
 	&gil_sink_summary,
 	&gil_sink_alert,
 	&gil_sink_metrics,
+	&gil_sink_live,
 	&gil_sink_file,
 };
 
@@ -97,7 +98,7 @@ int gil_sinks_flush(struct gil_sinks *ss)
 	return 0;
 }
 
-int gil_sinks_tick(struct gil_sinks *ss, uint64_t upto, const struct gil_open_hold *holds,
+int gil_sinks_tick(struct gil_sinks *ss, uint64_t upto, const struct gil_open *holds,
 		   size_t nr, uint32_t waiting)
 {
 	DISPATCH(ss, tick, upto, holds, nr, waiting);

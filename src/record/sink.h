@@ -35,6 +35,8 @@ struct gil_sink_target {
 	const struct gil_fntab *fntab;
 	/* the target's recording file, header written; the file sink writes the rest */
 	struct gil_rawfile *file;
+	uint64_t origin; /* when the recording began (the live view counts its seconds from it) */
+	uint64_t since; /* when this target's recording began */
 };
 
 /*
@@ -57,9 +59,10 @@ struct gil_sink_ops {
 	int (*flush)(void *s);
 	/*
 	 * Once per round, after the intervals: every event before @upto has been handed on, and
-	 * @holds (@nr of them) are open at @upto, with @waiting threads waiting for the GIL.
+	 * @holds (@nr of them) are the intervals open at @upto (holds, waits and releases: see
+	 * their kind), with @waiting threads waiting for the GIL.
 	 */
-	int (*tick)(void *s, uint64_t upto, const struct gil_open_hold *holds, size_t nr,
+	int (*tick)(void *s, uint64_t upto, const struct gil_open *holds, size_t nr,
 		    uint32_t waiting);
 	/*
 	 * The target's recording ended: add to @footer what the sink has to say. Sinks end in the
@@ -86,7 +89,7 @@ int gil_sinks_thread(struct gil_sinks *ss, int32_t tid, const char *name, uint64
 int gil_sinks_exit(struct gil_sinks *ss, int32_t tid, uint64_t ts);
 int gil_sinks_lost(struct gil_sinks *ss, int cpu, uint64_t count, uint64_t ts);
 int gil_sinks_flush(struct gil_sinks *ss);
-int gil_sinks_tick(struct gil_sinks *ss, uint64_t upto, const struct gil_open_hold *holds,
+int gil_sinks_tick(struct gil_sinks *ss, uint64_t upto, const struct gil_open *holds,
 		   size_t nr, uint32_t waiting);
 int gil_sinks_end(struct gil_sinks *ss, struct json_object *footer);
 
@@ -142,5 +145,13 @@ struct gil_metrics {
 };
 
 extern const struct gil_sink_ops gil_sink_metrics;
+
+/*
+ * The live sink (sink-live.c), read by record/live.c: the last second it froze (*@second) and
+ * the process's figures for it into @out, its threads malloc'd. 1, 0 (none yet, or --live is
+ * off), -1 (out of memory).
+ */
+extern const struct gil_sink_ops gil_sink_live;
+int gil_sink_live_get(void *s, uint64_t *second, struct gil_live_process *out);
 
 #endif /* GIL_SINK_H */

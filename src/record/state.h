@@ -179,6 +179,8 @@ struct gil_recorder {
 	uint64_t fresh_until; /* and until then, or until the next code object is read */
 	uint64_t code_reads_seen; /* coderead's reads + changed at the last round */
 	struct gil_launch launch;
+	struct gil_open *opens; /* a target's open intervals, at each round's tick */
+	size_t cap_opens;
 	char **skipped; /* "process N: why": targets that could not be recorded */
 	size_t nr_skipped;
 	struct { /* gil_options.metrics: the text rendered each round (metrics.c) */

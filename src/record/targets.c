@@ -357,7 +357,9 @@ int rec_start_target(struct gil_recorder *rec, struct target *t)
 							      .comm = t->comm,
 							      .opts = &rec->opts,
 							      .fntab = t->fntab,
-							      .file = t->file });
+							      .file = t->file,
+							      .origin = rec->start_ns,
+							      .since = t->start_ns });
 	t->pairing = t->sinks ? gil_pairing_alloc(t->start_ns, gil_sinks_interval, t->sinks)
 			      : NULL;
 	if (!t->pairing) {

@@ -53,8 +53,9 @@ usage_errors = [
     (["--metrics", "localhost:9464"], "invalid --metrics value 'localhost:9464': give [ADDR:]PORT, e.g. 9464, 127.0.0.1:9464 or [::1]:9464 (port 1 to 65535, address numeric)"),
     (["--metrics", "70000"], "invalid --metrics value '70000': give [ADDR:]PORT, e.g. 9464, 127.0.0.1:9464 or [::1]:9464 (port 1 to 65535, address numeric)"),
     (["--metrics", "192.0.2.1:9464"], "cannot serve --metrics on 192.0.2.1:9464: Cannot assign requested address (give an address of this machine)"),
-    (["--no-files"], "--no-files leaves nothing to show: give --metrics or --alert-hold too"),
+    (["--no-files"], "--no-files leaves nothing to show: give --metrics, --alert-hold or --live too"),
     (["--no-files", "--alert-hold", "100", "--output-dir", "/tmp"], "--no-files writes no file: not with --output-dir"),
+    (["--live", "--pid", "1"], "--live needs a terminal on stdin and stdout: run it in one (for programs, use --metrics)"),
 ]
 
 failures = []

@@ -360,45 +360,75 @@ static void test_attribution_tid_reuse(void **state)
  * Exit sites after inlined copies (issue 4): code there may be a merge point that also runs
  * without a release, so an exit closes only a drop (or a wait) that is open.
  */
+/* The open intervals of kind @kind among @o's @n, the first into *@first. */
+static size_t of_kind(const struct gil_open *o, size_t n, uint8_t kind, struct gil_open *first)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (o[i].kind == kind && !k++)
+			*first = o[i];
+	return k;
+}
+
 /*
- * The watchdog's view: the holds open now and the threads waiting, and each hold's waiters at
- * its end, through waits that end, a thread that exits waiting and a missed return.
+ * The sinks' view of each round: the intervals open now (holds for the watchdog, waits and
+ * releases too for the live view) and the threads waiting, and each hold's waiters at its
+ * end, through waits that end, a thread that exits waiting and a missed return; and the
+ * count past @max, so the caller can ask again with room.
  */
 static void test_open_holds_and_waiters(void **state)
 {
 	struct gil_pairing *p = fresh();
-	struct gil_open_hold h[4];
+	struct gil_open o[4], h;
 	uint32_t waiting = 99;
+	size_t n;
 
-	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 0);
+	assert_int_equal(gil_pairing_open(p, o, 4, &waiting), 0);
 	assert_int_equal(waiting, 0);
 	ev(p, 1, GIL_EV_TAKE_ENTRY, 2000);
 	ev(p, 1, GIL_EV_TAKE_RETURN, 2010);
 	ev(p, 2, GIL_EV_TAKE_ENTRY, 2100); /* waits for 1 */
 	ev(p, 3, GIL_EV_TAKE_ENTRY, 2200); /* and so does 3 */
-	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 1);
-	assert_int_equal(h[0].tid, 1);
-	assert_int_equal(h[0].since, 2010);
+	n = gil_pairing_open(p, o, 4, &waiting);
+	assert_int_equal(n, 3);
+	assert_int_equal(of_kind(o, n, GIL_KIND_HOLD, &h), 1);
+	assert_int_equal(h.tid, 1);
+	assert_int_equal(h.since, 2010);
+	assert_int_equal(of_kind(o, n, GIL_KIND_TAKE, &h), 2);
+	assert_int_equal(h.tid, 2);
+	assert_int_equal(h.since, 2100);
 	assert_int_equal(waiting, 2);
+	assert_int_equal(gil_pairing_open(p, o, 1, &waiting), 3); /* no room: says how many */
 	ev(p, 1, GIL_EV_DROP_ENTRY, 3000); /* 1's hold ends with 2 waiting */
 	expect(1, 1, GIL_KIND_HOLD, 2010, 990, 0);
 	assert_int_equal(got[1].waiters, 2);
 	assert_int_equal(got[0].waiters, 0); /* only holds say */
+	n = gil_pairing_open(p, o, 4, &waiting);
+	assert_int_equal(of_kind(o, n, GIL_KIND_DROP, &h), 1);
+	assert_int_equal(h.tid, 1);
+	assert_int_equal(h.since, 3000);
 	ev(p, 1, GIL_EV_DROP_RETURN, 3010);
-	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 0);
+	n = gil_pairing_open(p, o, 4, &waiting);
+	assert_int_equal(of_kind(o, n, GIL_KIND_HOLD, &h), 0);
+	assert_int_equal(n, 2);
 	assert_int_equal(waiting, 2);
 	ev(p, 2, GIL_EV_TAKE_RETURN, 3020);
 	assert_int_equal(gil_pairing_exit(p, 3, 3030), 0); /* 3 exits waiting */
-	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 1);
-	assert_int_equal(h[0].tid, 2);
+	n = gil_pairing_open(p, o, 4, &waiting);
+	assert_int_equal(n, 1);
+	assert_int_equal(of_kind(o, n, GIL_KIND_HOLD, &h), 1);
+	assert_int_equal(h.tid, 2);
 	assert_int_equal(waiting, 0);
 	/* 2 enters take_gil again without a drop seen: its hold is closed, and it waits */
 	ev(p, 2, GIL_EV_TAKE_ENTRY, 3500);
-	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 0);
+	n = gil_pairing_open(p, o, 4, &waiting);
+	assert_int_equal(of_kind(o, n, GIL_KIND_HOLD, &h), 0);
+	assert_int_equal(of_kind(o, n, GIL_KIND_TAKE, &h), 1);
 	assert_int_equal(waiting, 1);
 	ev(p, 2, GIL_EV_TAKE_RETURN, 3600);
 	assert_int_equal(gil_pairing_finish(p, 4000), 0);
-	assert_int_equal(gil_pairing_holds(p, h, 4, &waiting), 0);
+	assert_int_equal(gil_pairing_open(p, o, 4, &waiting), 0);
 	assert_int_equal(waiting, 0);
 	gil_pairing_free(p);
 	(void)state;
@@ -414,7 +444,7 @@ static void test_metrics_sink(void **state)
 	struct gil_options opts = { .metrics = true, .alert_hold_ns = 500 };
 	struct gil_sink_target tgt = { .pid = 1, .comm = "python3", .opts = &opts };
 	struct gil_interval iv = { 0 };
-	struct gil_open_hold open = { .tid = 5, .since = 2000000000ull };
+	struct gil_open open = { .tid = 5, .kind = GIL_KIND_HOLD, .since = 2000000000ull };
 	struct gil_metrics *m = gil_sink_metrics.open(&tgt);
 	int32_t tid;
 
@@ -457,6 +487,98 @@ static void test_metrics_sink(void **state)
 	(void)state;
 }
 
+/* One interval for the live sink. */
+static void live_iv(void *l, int32_t tid, uint8_t kind, uint64_t start, uint64_t dur,
+		    uint8_t reason)
+{
+	struct gil_interval iv = { .tid = tid, .kind = kind, .start = start, .dur = dur,
+				   .reason = reason };
+
+	assert_int_equal(gil_sink_live.interval(l, &iv), 0);
+}
+
+/* Within 1/32: the live sink's percentiles come from a histogram. */
+static void assert_near(uint64_t v, uint64_t want)
+{
+	assert_true(v >= want - want / 32 && v <= want + want / 32);
+}
+
+/*
+ * The live sink: each second's figures, exact, from intervals clipped to it and the ones still
+ * open at its end (a wait that spans two seconds counted in both, once it ended and while
+ * open); p99 of waits, with the open one; forced releases and takes where they ended; a thread
+ * shown in the second it exits and gone after; nothing before the first second is complete;
+ * and nothing at all when the view is off.
+ */
+static void test_live_sink(void **state)
+{
+	const uint64_t S = 1000000000ull, L0 = 5 * S; /* the recording starts at 5 s */
+	struct gil_options opts = { .live = true };
+	struct gil_sink_target tgt = { .pid = 7, .comm = "python3", .opts = &opts, .origin = L0,
+				       .since = L0 };
+	struct gil_open open = { .tid = 1, .kind = GIL_KIND_TAKE, .since = L0 + 600000100 };
+	struct gil_live_process pr;
+	void *l = gil_sink_live.open(&tgt);
+	uint64_t second = 99;
+
+	assert_non_null(l);
+	assert_int_equal(gil_sink_live.thread(l, 1, "main", L0), 0);
+	live_iv(l, 1, GIL_KIND_HOLD, L0, 600000000, 0);
+	live_iv(l, 1, GIL_KIND_DROP, L0 + 600000000, 100, GIL_REASON_FORCED);
+	live_iv(l, 2, GIL_KIND_HOLD, L0 + 700000000, 100000000, 0);
+	assert_int_equal(gil_sink_live.exit(l, 2, L0 + 900000000), 0);
+	assert_int_equal(gil_sink_live.lost(l, 0, 3, L0 + 500), 0);
+	assert_int_equal(gil_sink_live.tick(l, L0 + 900000000, &open, 1, 1), 0);
+	assert_int_equal(gil_sink_live_get(l, &second, &pr), 0); /* no second complete yet */
+	/* second 0 ends; thread 1's wait is still open */
+	assert_int_equal(gil_sink_live.tick(l, L0 + S + 50000000, &open, 1, 1), 0);
+	assert_int_equal(gil_sink_live_get(l, &second, &pr), 1);
+	assert_int_equal(second, 0);
+	assert_int_equal(pr.pid, 7);
+	assert_int_equal(pr.nr_threads, 2);
+	assert_int_equal(pr.held_ns, 700000000);
+	assert_int_equal(pr.wait_ns, 399999900);
+	assert_int_equal(pr.lost, 3);
+	assert_int_equal(pr.threads[0].tid, 1);
+	assert_string_equal(pr.threads[0].name, "main");
+	assert_int_equal(pr.threads[0].ns[GIL_KIND_HOLD], 600000000);
+	assert_int_equal(pr.threads[0].ns[GIL_KIND_DROP], 100);
+	assert_int_equal(pr.threads[0].ns[GIL_KIND_TAKE], 399999900);
+	assert_int_equal(pr.threads[0].forced, 1);
+	assert_int_equal(pr.threads[0].takes, 0);
+	assert_near(pr.threads[0].p99_wait_ns, 399999900); /* the open wait */
+	assert_false(pr.threads[0].exited);
+	assert_int_equal(pr.threads[1].tid, 2);
+	assert_true(pr.threads[1].exited);
+	assert_int_equal(pr.threads[1].ns[GIL_KIND_HOLD], 100000000);
+	free(pr.threads);
+	/* the wait ends in second 1 and a hold opens: second 1 has the rest of it */
+	live_iv(l, 1, GIL_KIND_TAKE, L0 + 600000100, S + 100000000 - 100, 0);
+	open = (struct gil_open){ .tid = 1, .kind = GIL_KIND_HOLD, .since = L0 + S + 700000000 };
+	assert_int_equal(gil_sink_live.tick(l, L0 + 2 * S + 1, &open, 1, 0), 0);
+	assert_int_equal(gil_sink_live_get(l, &second, &pr), 1);
+	assert_int_equal(second, 1);
+	assert_int_equal(pr.nr_threads, 1); /* thread 2 exited in second 0 */
+	assert_int_equal(pr.threads[0].ns[GIL_KIND_TAKE], 700000000);
+	assert_int_equal(pr.threads[0].ns[GIL_KIND_HOLD], 300000000);
+	assert_int_equal(pr.threads[0].takes, 1);
+	assert_int_equal(pr.threads[0].forced, 0);
+	assert_near(pr.threads[0].p99_wait_ns, S + 100000000 - 100);
+	assert_int_equal(pr.threads[0].total_ns[GIL_KIND_HOLD], 600000000 + 300000001);
+	assert_int_equal(pr.lost, 0);
+	assert_int_equal(pr.total_lost, 3);
+	free(pr.threads);
+	gil_sink_live.close(l);
+	/* off: nothing kept */
+	opts.live = false;
+	l = gil_sink_live.open(&tgt);
+	live_iv(l, 1, GIL_KIND_HOLD, L0, S, 0);
+	assert_int_equal(gil_sink_live.tick(l, L0 + 3 * S, NULL, 0, 0), 0);
+	assert_int_equal(gil_sink_live_get(l, &second, &pr), 0);
+	gil_sink_live.close(l);
+	(void)state;
+}
+
 static void test_exit_sites(void **state)
 {
 	struct gil_pairing *p = fresh();
@@ -487,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_exit_sites),
 		cmocka_unit_test(test_open_holds_and_waiters),
 		cmocka_unit_test(test_metrics_sink),
+		cmocka_unit_test(test_live_sink),
 		cmocka_unit_test(test_attach_mid_hold),
 		cmocka_unit_test(test_attach_mid_take_and_mid_drop),
 		cmocka_unit_test(test_take_without_return_thread_exit),
