@@ -156,6 +156,29 @@ static struct json_object *proc_json(const struct stats *s, const struct stats_p
 	if (p->handoffs_folded)
 		json_object_object_add(o, "handoffs_truncated", json_object_new_boolean(true));
 	json_object_object_add(o, "waits_beyond_window", u64(p->late_waits));
+	if (p->has_alerts) {
+		struct json_object *al = json_object_new_object();
+
+		json_object_object_add(al, "hold_ns", u64(p->alert_hold_ns));
+		json_object_object_add(al, "count", u64(p->alert_count));
+		a = json_object_new_array();
+		for (i = 0; i < p->nr_alerts; i++) {
+			const struct stats_alert *x = &p->alerts[i];
+
+			h = json_object_new_object();
+			json_object_object_add(h, "tid", json_object_new_int(x->tid));
+			json_object_object_add(h, "start_ns", json_object_new_int64(x->start));
+			json_object_object_add(h, "dur_ns", json_object_new_int64(x->dur));
+			json_object_object_add(h, "waiters", u64(x->waiters));
+			json_object_object_add(h, "function",
+					       x->fn && x->fn <= s->nr_fns && s->fns[x->fn - 1].display
+						       ? json_object_new_string(s->fns[x->fn - 1].display)
+						       : NULL);
+			json_object_array_add(a, h);
+		}
+		json_object_object_add(al, "holds", a);
+		json_object_object_add(o, "long_holds", al);
+	}
 	return o;
 }
 

@@ -72,6 +72,55 @@ static void thread_free(struct stats_thread *t)
 	free(t->bins);
 }
 
+/* The footer's "alerts": the threshold, the count and the holds it lists. */
+static int read_alerts(struct stats_proc *p, struct json_object *footer, const struct clockmap *cm)
+{
+	struct json_object *a = footer ? json_object_object_get(footer, GIL_KEY_ALERTS) : NULL;
+	struct json_object *holds, *h;
+	int64_t v, start, dur, tid, fn, waiters;
+	size_t i, n;
+
+	if (!a || !json_object_is_type(a, json_type_object))
+		return 0;
+	p->has_alerts = true;
+	if (conv_json_int(a, GIL_KEY_ALERT_HOLD_NS, &v) && v > 0)
+		p->alert_hold_ns = (uint64_t)v;
+	if (conv_json_int(a, GIL_KEY_ALERT_COUNT, &v) && v > 0)
+		p->alert_count = (uint64_t)v;
+	holds = json_object_object_get(a, GIL_KEY_ALERT_HOLDS);
+	if (!holds || !json_object_is_type(holds, json_type_array))
+		return 0;
+	n = json_object_array_length(holds);
+	p->alerts = calloc(n ? n : 1, sizeof(*p->alerts));
+	if (!p->alerts)
+		return -1;
+	for (i = 0; i < n; i++) {
+		h = json_object_array_get_idx(holds, i);
+		if (!conv_json_int(h, "tid", &tid) || !conv_json_int(h, GIL_KEY_ALERT_START, &start) ||
+		    !conv_json_int(h, GIL_KEY_ALERT_DUR, &dur) || start < 0 || dur < 0 ||
+		    start > TIME_MAX || dur > TIME_MAX || tid < INT32_MIN || tid > INT32_MAX)
+			continue;
+		if (!conv_json_int(h, "fn", &fn) || fn < 0 || fn > UINT32_MAX)
+			fn = 0;
+		if (!conv_json_int(h, GIL_KEY_ALERT_WAITERS, &waiters) || waiters < 0 ||
+		    waiters > UINT32_MAX)
+			waiters = 0;
+		p->alerts[p->nr_alerts].tid = (int32_t)tid;
+		p->alerts[p->nr_alerts].start = clockmap_map(cm, (uint64_t)start);
+		p->alerts[p->nr_alerts].dur = dur;
+		p->alerts[p->nr_alerts].fn = (uint32_t)fn;
+		p->alerts[p->nr_alerts++].waiters = (uint32_t)waiters;
+	}
+	return 0;
+}
+
+static int by_longer(const void *a, const void *b)
+{
+	const struct stats_alert *x = a, *y = b;
+
+	return x->dur != y->dur ? (x->dur > y->dur ? -1 : 1) : (x->start > y->start) - (x->start < y->start);
+}
+
 int stats_begin(struct stats *s, const struct conv_input *ci, const struct clockmap *cm)
 {
 	struct stats_proc *p;
@@ -115,6 +164,8 @@ int stats_begin(struct stats *s, const struct conv_input *ci, const struct clock
 			p->have_hi = true;
 		}
 	}
+	if (read_alerts(p, ci->footer, cm) < 0)
+		return -1;
 	if (p->have_lo && cm->clip && p->lo < cm->lo - cm->base)
 		p->lo = cm->lo - cm->base;
 	/* bins: the known span in STATS_BINS, else 1 ms each, doubling as needed */
@@ -318,6 +369,7 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 int stats_end(struct stats *s)
 {
 	struct stats_proc *p = s->cur;
+	size_t i;
 
 	if (!p)
 		return 0;
@@ -331,6 +383,11 @@ int stats_end(struct stats *s)
 	}
 	if (p->have_hi && p->seen && p->seen_hi > p->hi)
 		p->hi = p->seen_hi; /* truncated intervals may end at the footer's end exactly */
+	/* the long holds' functions, while this file's ids still map */
+	for (i = 0; i < p->nr_alerts; i++)
+		p->alerts[i].fn = stats_fn_of(s, p->alerts[i].fn);
+	if (p->nr_alerts)
+		qsort(p->alerts, p->nr_alerts, sizeof(*p->alerts), by_longer);
 	/* what only served reading this process */
 	free(p->ring);
 	p->ring = NULL;
@@ -371,6 +428,7 @@ void stats_free(struct stats *s)
 		free(p->hindex);
 		free(p->ring);
 		free(p->fnmap);
+		free(p->alerts);
 	}
 	free(s->procs);
 	for (i = 0; i < s->nr_fns; i++)

@@ -224,6 +224,16 @@ struct stats_proc {
 	uint64_t late_waits; /* waits reaching further back than the window */
 	uint32_t *fnmap; /* this input's function id -> global index + 1 */
 	size_t fnmap_cap;
+	/* the watchdog's long holds (the footer's "alerts"), the longest first after stats_end */
+	bool has_alerts;
+	uint64_t alert_hold_ns, alert_count;
+	struct stats_alert {
+		int32_t tid;
+		int64_t start, dur; /* on the output axis */
+		uint32_t fn; /* the file's function id; after stats_end a global index + 1 */
+		uint32_t waiters;
+	} *alerts;
+	size_t nr_alerts;
 };
 
 /* A function of the recordings: its strings are the interner's (format/fntab.h), by its id. */

@@ -289,6 +289,26 @@ static int process_text(FILE *f, const struct stats *s, size_t pi)
 		strip(f, p, p->waiters, n, max_waiters);
 	}
 
+	if (p->has_alerts) {
+		fprintf(f, "\n  Holds of the GIL longer than %s (the recorder's --alert-hold): %llu%s\n",
+			dur(b1, sizeof(b1), p->alert_hold_ns), (unsigned long long)p->alert_count,
+			p->nr_alerts > TOP_TEXT ? "; the longest" : "");
+		if (p->nr_alerts)
+			fprintf(f, "  %8s %-16s %-20s %9s %9s %8s\n", "tid", "thread", "function",
+				"held", "at", "waiters");
+		for (i = 0; i < p->nr_alerts && i < TOP_TEXT; i++) {
+			const struct stats_alert *al = &p->alerts[i];
+			const char *tn = stats_thread_name(s, pi, al->tid);
+			const char *fnn = al->fn && al->fn <= s->nr_fns ? s->fns[al->fn - 1].display
+									  : "-";
+
+			fprintf(f, "  %8d %-16.16s %-20.20s %9s %9s %8u\n", al->tid, tn ? tn : "",
+				fnn ? fnn : "-", dur(b2, sizeof(b2), (uint64_t)al->dur),
+				dur(b3, sizeof(b3), (uint64_t)(al->start > p->lo ? al->start - p->lo : 0)),
+				al->waiters);
+		}
+	}
+
 	ho = stats_handoffs_sorted(p);
 	n = ho ? p->nr_handoffs : 0;
 	if (n) {

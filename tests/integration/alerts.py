@@ -4,8 +4,10 @@ while the hold lasts (the command has run before the call returns), once more at
 the function and the duration (within 5% of what the workload measured around the call), run
 --alert-cmd once, as the user who ran sudo, with the details in its environment, and list the
 hold in the file's footer as the one interval that long."""
+import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -86,6 +88,28 @@ check(alerts and alerts["hold_ns"] == THRESHOLD_MS * 1000000 and alerts["count"]
 h = alerts["holds"][0]
 check(h["tid"] == staller and h["start"] == long_holds[0][2] and h["dur"] == long_holds[0][3]
       and h["waiters"] >= 1, "the footer's hold %s is not the file's %s" % (h, long_holds[0]))
+
+# gil-convert reads them: --summary lists the hold, --summary-json has it with its function
+cv = subprocess.run([GIL_CONVERT, "--summary", files[0]], capture_output=True, text=True)
+check(cv.returncode == 0, "gil-convert --summary: %s" % cv.stderr)
+lines = cv.stdout.splitlines()
+at = [k for k, l in enumerate(lines) if "Holds of the GIL longer than" in l]
+check(at and lines[at[0]].strip() == "Holds of the GIL longer than 500.00ms (the recorder's "
+      "--alert-hold): 1", "the summary's long holds: %s" % (at and lines[at[0]]))
+row = lines[at[0] + 2].split()
+check(len(row) == 6 and int(row[0]) == staller and row[2] == "hold_gil" and
+      abs(float(row[3].rstrip("s")) * 1e9 - h["dur"]) < 1e6,
+      "the summary's long hold: %s" % lines[at[0]:at[0] + 3])
+js = os.path.join(tempfile.mkdtemp(prefix="alerts-json-"), "s.json")
+cv = subprocess.run([GIL_CONVERT, "--summary-json", js, files[0]], capture_output=True,
+                     text=True)
+check(cv.returncode == 0, "gil-convert --summary-json: %s" % cv.stderr)
+with open(js) as f:
+    lh = json.load(f)["processes"][0].get("long_holds")
+check(lh and lh["count"] == 1 and lh["hold_ns"] == THRESHOLD_MS * 1000000 and
+      len(lh["holds"]) == 1 and lh["holds"][0]["tid"] == staller and
+      lh["holds"][0]["dur_ns"] == h["dur"] and lh["holds"][0]["function"] == "hold_gil",
+      "the JSON summary's long holds: %s" % lh)
 log("PASS: held %.3f s by the workload's clock, %.3f s by gil-record's; %d alert(s) while "
     "it lasted, --alert-cmd ran once as uid %s" % (stall_ns / 1e9, said / 1e9, len(holding),
                                                    out[0]))
