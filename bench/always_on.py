@@ -106,17 +106,9 @@ def run(python, procs, threads, seconds, mode, sample_every=1.0):
             res["lost"] = gauge(text, "giltrace_lost_events_total") or 0
         for w in ws:
             w.finish()
-        B.interrupt(p)
-        rc, cpu, hwm = B.wait_rusage(p, 600)
-        err = p.stderr.read()
-        if rc != 0:
-            raise RuntimeError("gil-record failed (%d): %s" % (rc, err))
+        cpu, hwm = B.stop_recorder(p)
         if mode == "file":
-            for w in ws:
-                for f in glob.glob(os.path.join(d, "GIL_%d_rank_*.json" % w.pid)):
-                    ft = B.footer_of(f) or {}
-                    res["events"] += ft.get("events", 0)
-                    res["lost"] = max(res["lost"], ft.get("lost", 0))
+            res["events"], res["lost"] = B.recorded_events(d, [w.pid for w in ws])
         res.update(cpu_s=cpu - cpu0, rss=[s[1] for s in samples if s[1]], hwm_kb=hwm,
                    files=len(os.listdir(d)))
         return res
@@ -159,8 +151,7 @@ def main():
                      "%d" % r["lost"] if mode != "none" else "-",
                      "%.1f%%" % (r["cpu_s"] / r["seconds"] * 100) if mode != "none" else "-",
                      B.fnum(r["cpu_s"] / r["events"] * 1e6, 3) if r["events"] else "-",
-                     " / ".join("%.1f" % (rss[int(f * (len(rss) - 1))] / 1024)
-                                for f in (0.1, 0.5, 1.0)) if rss else "-",
+                     B.rss_points(rss),
                      "%.1f" % (r["hwm_kb"] / 1024) if mode != "none" else "-",
                      str(r.get("files", "-"))])
     B.out("### Always on: %d processes x %d threads, all-process mode (%s %s)" % (

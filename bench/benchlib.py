@@ -310,6 +310,35 @@ def read_recording(path):
     return header, ivs, other, footer
 
 
+def stop_recorder(p, timeout=600):
+    """Ctrl+C to gil-record @p (a Popen) and reap it: (cpu seconds, peak RSS in KiB), or a
+    RuntimeError with its stderr when it failed."""
+    interrupt(p)
+    rc, cpu, hwm = wait_rusage(p, timeout)
+    err = p.stderr.read() if p.stderr else ""
+    if rc != 0:
+        raise RuntimeError("gil-record failed (%d): %s" % (rc, err))
+    return cpu, hwm
+
+
+def recorded_events(outdir, pids):
+    """(events, lost) of the recordings of @pids in @outdir, from their footers: the events
+    summed, the largest loss (a loss is the recorder's, counted in each file)."""
+    events = lost = 0
+    for pid in pids:
+        for f in glob.glob(os.path.join(outdir, "GIL_%d_rank_*.json" % pid)):
+            ft = footer_of(f) or {}
+            events += ft.get("events", 0)
+            lost = max(lost, ft.get("lost", 0))
+    return events, lost
+
+
+def rss_points(rss, sep=" / "):
+    """RSS samples (KiB) at 10%, 50% and the end of a run, in MB: "33.6 / 35.7 / 35.8"."""
+    return sep.join("%.1f" % (rss[int(f * (len(rss) - 1))] / 1024)
+                    for f in (0.1, 0.5, 1.0)) if rss else "-"
+
+
 def footer_of(path):
     """The footer of a complete recording, read from its end (files can be large)."""
     with open(path, "rb") as f:

@@ -59,17 +59,8 @@ def run(python, procs, threads, seconds, keep=None):
         split = [b - a for a, b in zip(split0, B.proc_cpu_split(p.pid))]
         for w in ws:
             w.finish()
-        B.interrupt(p)
-        rc, cpu, hwm = B.wait_rusage(p, 600)
-        err = p.stderr.read()
-        if rc != 0:
-            raise RuntimeError("gil-record failed (%d): %s" % (rc, err))
-        events = lost = 0
-        for w in ws:
-            for f in glob.glob(os.path.join(d, "GIL_%d_rank_*.json" % w.pid)):
-                ft = B.footer_of(f) or {}
-                events += ft.get("events", 0)
-                lost = max(lost, ft.get("lost", 0))
+        cpu, hwm = B.stop_recorder(p)
+        events, lost = B.recorded_events(d, [w.pid for w in ws])
         secs = max(s for _, s in done)
         return {"events": events, "lost": lost, "cpu_s": cpu - cpu0, "seconds": secs,
                 "rss": [s[1] for s in samples if s[1]], "hwm_kb": hwm,
@@ -110,8 +101,7 @@ def main():
                      "%s / %s" % (B.fnum(r["user_s"] / r["events"] * 1e6, 3),
                                   B.fnum(r["sys_s"] / r["events"] * 1e6, 3))
                      if r["events"] else "-",
-                     " / ".join("%.1f" % (rss[int(f * (len(rss) - 1))] / 1024)
-                                for f in (0.1, 0.5, 1.0)) if rss else "-",
+                     B.rss_points(rss),
                      "%.1f" % (r["hwm_kb"] / 1024)])
     B.out("### Scale: %d processes x %d threads, all-process mode, defaults (%s %s)" % (
         a.procs, a.threads, python, B.python_version(python)))
