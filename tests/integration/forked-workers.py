@@ -36,10 +36,21 @@ def workers_of(done):
     return {int(p): int(c) for p, c in (w.split(":") for w in done)}
 
 
-def in_calls(records, pid):
-    """The releases of @pid's main thread made in the workload's calls()."""
-    fns = {r["fn"]["id"]: r["fn"]["name"] for r in records if isinstance(r, dict) and "fn" in r}
-    return [iv for iv in intervals(records, pid, 2) if len(iv) > 5 and fns.get(iv[5]) == "calls"]
+EXITED = "process exited before its code object was read"
+
+
+def in_calls(records, pid, err=""):
+    """The releases of @pid's main thread made in the workload's calls(). A worker lives 40 ms:
+    when it exited before gil-record read its code objects (the first worker of an epoch, now
+    and then, on a fast machine; the same before this test's last change), its releases carry
+    that reason instead of a name, and gil-record said so on screen: those count, as calls()
+    is where it spends its life (its count is still checked, within the slack)."""
+    fns = {r["fn"]["id"]: r["fn"] for r in records if isinstance(r, dict) and "fn" in r}
+    said = "their process exited before its code objects were read" in err
+
+    def mine(fn):
+        return fn.get("name") == "calls" or (said and fn.get("unreadable") == EXITED)
+    return [iv for iv in intervals(records, pid, 2) if len(iv) > 5 and mine(fns.get(iv[5], {}))]
 
 
 def no_swap_guard():
@@ -69,8 +80,12 @@ def check_workers(mode, workers, outdir, err, execd=False, threaded=False, only_
         header, records, footer = read_recording(os.path.join(outdir, files[0]))
         check(footer is not None, "%s: worker %d's file has no footer" % (mode, pid))
         check(footer["lost"] == 0, "%s: worker %d lost %d events" % (mode, pid, footer["lost"]))
-        counts[pid] = len(in_calls(records, pid) if execd or only_calls
+        counts[pid] = len(in_calls(records, pid, err) if execd or only_calls
                           else intervals(records, pid, 2))
+        if (execd or only_calls) and len(in_calls(records, pid)) != counts[pid]:
+            log("%s: worker %d exited before its code objects were read: %d releases without "
+                "a name, counted as its calls'" % (mode, pid, counts[pid] - len(in_calls(records,
+                                                                                     pid))))
         if threaded and no_swap_guard():
             check("unguarded_exits" not in footer, "%s: worker %d: unguarded_exits %s on Linux "
                   "6.12+" % (mode, pid, footer.get("unguarded_exits")))
