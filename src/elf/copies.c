@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "copies.h"
+#include "copyexit.h"
 #include "ehframe.h"
 #include "scan.h"
 #include "x86insn.h"

@@ -12,7 +12,7 @@
 #endif
 
 #include "common/util.h"
-#include "copies.h"
+#include "copyexit.h"
 #include "x86insn.h"
 
 /*

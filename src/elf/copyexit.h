@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Private to src/elf: what copies.c (the inlined copies of drop_gil found from the code) shares
- * with copyexit.c (where each copy ends).
+ * Private to src/elf: where each inlined copy of drop_gil ends (copyexit.c), and the copy and
+ * release sequence it is asked about, as copies.c (which finds the copies) describes them.
  */
-#ifndef GIL_ELF_COPIES_H
-#define GIL_ELF_COPIES_H
+#ifndef GIL_ELF_COPYEXIT_H
+#define GIL_ELF_COPYEXIT_H
 
 #include <stdbool.h>
 #include <stdint.h>
