@@ -280,11 +280,12 @@ static void draw_process(struct gil_live_process *p, int *row, int limit)
 	line(row, limit, A_NORMAL, "%s", "");
 }
 
-/* The last @n lines of the messages, at the screen's foot. */
+/* The last @n lines of the messages, at the screen's foot, control characters as spaces. */
 static void draw_msgs(const struct live_view *v, int n)
 {
-	size_t end = v->len, start;
+	size_t end = v->len, start, k, len;
 	int row = LINES - 1;
+	char buf[512];
 
 	if (end && v->msgs[end - 1] == '\n')
 		end--;
@@ -292,8 +293,10 @@ static void draw_msgs(const struct live_view *v, int n)
 		start = end;
 		while (start > 0 && v->msgs[start - 1] != '\n')
 			start--;
-		mvaddnstr(row--, 0, v->msgs + start, (int)(end - start) < COLS ? (int)(end - start)
-									  : COLS);
+		len = end - start < sizeof(buf) ? end - start : sizeof(buf);
+		for (k = 0; k < len; k++)
+			buf[k] = (unsigned char)v->msgs[start + k] < 0x20 ? ' ' : v->msgs[start + k];
+		mvaddnstr(row--, 0, buf, (int)len < COLS ? (int)len : COLS);
 		end = start ? start - 1 : 0;
 		if (!start)
 			break;

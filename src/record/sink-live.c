@@ -151,22 +151,37 @@ static void *live_open(const struct gil_sink_target *t)
 	return l;
 }
 
-/* Thread @tid's row, made at @ts when new; NULL: past the bound, or out of memory (*@oom). */
+static void free_row(struct row *r)
+{
+	free(r->sec[0].waits);
+	free(r->sec[1].waits);
+	free(r->total_waits);
+}
+
+/*
+ * Thread @tid's row, made at @ts when new, or made anew when its thread exited before @ts (the
+ * tid was reused). NULL: past the bound, or out of memory (*@oom).
+ */
 static struct row *row_of(struct live *l, int32_t tid, uint64_t ts, bool *oom)
 {
 	long i = gil_tidindex_find(&l->index, tid);
 	struct row *r;
 
-	if (i >= 0)
+	if (i >= 0 && !(l->v[i].exited && ts > l->v[i].exit_ts))
 		return &l->v[i];
-	if (l->nr == GIL_PAIRING_MAX_THREADS)
-		return NULL;
-	if (gil_grow(&l->v, &l->cap, l->nr + 1, sizeof(*l->v)) < 0 ||
-	    gil_tidindex_add(&l->index, tid, l->nr) < 0) {
-		*oom = true;
-		return NULL;
+	if (i >= 0) {
+		r = &l->v[i];
+		free_row(r);
+	} else {
+		if (l->nr == GIL_PAIRING_MAX_THREADS)
+			return NULL;
+		if (gil_grow(&l->v, &l->cap, l->nr + 1, sizeof(*l->v)) < 0 ||
+		    gil_tidindex_add(&l->index, tid, l->nr) < 0) {
+			*oom = true;
+			return NULL;
+		}
+		r = &l->v[l->nr++];
 	}
-	r = &l->v[l->nr++];
 	memset(r, 0, sizeof(*r));
 	r->tid = tid;
 	r->first = ts > l->since ? ts : l->since;
@@ -220,7 +235,7 @@ static int live_interval(void *p, const struct gil_interval *iv)
 	if (iv->kind == GIL_KIND_TAKE && hist_add(&r->total_waits, iv->dur) < 0)
 		return -1;
 	/* its parts in the last seconds it overlaps: the ring keeps two */
-	last = second_of(l, end ? end - 1 : 0);
+	last = second_of(l, iv->dur ? end - 1 : iv->start);
 	s = second_of(l, iv->start);
 	if (last > s + 1)
 		s = last - 1;
@@ -304,9 +319,7 @@ static int drop_exited(struct live *l, uint64_t s)
 
 	for (i = 0; i < l->nr; i++) {
 		if (l->v[i].exited && l->v[i].exit_ts < lo) {
-			free(l->v[i].sec[0].waits);
-			free(l->v[i].sec[1].waits);
-			free(l->v[i].total_waits);
+			free_row(&l->v[i]);
 			continue;
 		}
 		l->v[n++] = l->v[i];
@@ -437,11 +450,8 @@ static void live_close(void *p)
 	struct live *l = p;
 	size_t i;
 
-	for (i = 0; i < l->nr; i++) {
-		free(l->v[i].sec[0].waits);
-		free(l->v[i].sec[1].waits);
-		free(l->v[i].total_waits);
-	}
+	for (i = 0; i < l->nr; i++)
+		free_row(&l->v[i]);
 	free(l->v);
 	gil_tidindex_free(&l->index);
 	free(l);

@@ -568,6 +568,17 @@ static void test_live_sink(void **state)
 	assert_int_equal(pr.lost, 0);
 	assert_int_equal(pr.total_lost, 3);
 	free(pr.threads);
+	/* thread 1 exits in second 2 and a new thread gets its tid: a row of its own, from zero */
+	assert_int_equal(gil_sink_live.exit(l, 1, L0 + 2 * S + 100), 0);
+	live_iv(l, 1, GIL_KIND_HOLD, L0 + 2 * S + 500000000, 200000000, 0);
+	assert_int_equal(gil_sink_live.tick(l, L0 + 3 * S + 1, NULL, 0, 0), 0);
+	assert_int_equal(gil_sink_live_get(l, &second, &pr), 1);
+	assert_int_equal(second, 2);
+	assert_int_equal(pr.nr_threads, 1);
+	assert_false(pr.threads[0].exited);
+	assert_int_equal(pr.threads[0].ns[GIL_KIND_HOLD], 200000000);
+	assert_int_equal(pr.threads[0].total_ns[GIL_KIND_HOLD], 200000000);
+	free(pr.threads);
 	gil_sink_live.close(l);
 	/* off: nothing kept */
 	opts.live = false;
