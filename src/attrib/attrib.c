@@ -263,6 +263,18 @@ const struct gil_fn *gil_fntab_get(const struct gil_fntab *t, uint32_t id)
 	return t ? gil_fnset_get(t->set, id) : NULL;
 }
 
+void gil_fntab_display(const struct gil_fntab *t, uint32_t id, char *out, size_t len)
+{
+	const struct gil_fn *fn = id ? gil_fntab_get(t, id) : NULL;
+
+	if (fn && fn->name)
+		snprintf(out, len, "%s", fn->name);
+	else if (fn)
+		snprintf(out, len, "<%s>", fn->why ? fn->why : "unreadable");
+	else if (len)
+		out[0] = '\0';
+}
+
 const struct gil_fntab_caps *gil_fntab_capped(const struct gil_fntab *t)
 {
 	static const struct gil_fntab_caps none;

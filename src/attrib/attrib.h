@@ -199,6 +199,12 @@ uint32_t gil_fntab_intern(struct gil_fntab *t, const struct gil_frame_raw *raw);
 /** gil_fntab_get - function @id, or NULL. */
 const struct gil_fn *gil_fntab_get(const struct gil_fntab *t, uint32_t id);
 
+/**
+ * gil_fntab_display - function @id of @t (NULL or id 0: none) as the recorder shows it: its
+ * name, "<why>" when it was unreadable, "" when there is none. Into @out (@len bytes).
+ */
+void gil_fntab_display(const struct gil_fntab *t, uint32_t id, char *out, size_t len);
+
 /** gil_fntab_size - functions known (the largest id). */
 size_t gil_fntab_size(const struct gil_fntab *t);
 

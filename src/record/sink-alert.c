@@ -127,17 +127,13 @@ static int alert_exit(void *p, int32_t tid, uint64_t ts)
 static void report(const struct alert_sink *s, int32_t tid, uint64_t since, uint64_t held,
 		   uint32_t fn_id, uint32_t waiters, bool open, bool first)
 {
-	const struct gil_fn *fn = s->fntab && fn_id ? gil_fntab_get(s->fntab, fn_id) : NULL;
 	struct gil_clock_offsets off;
 	char function[160] = "";
 	struct gil_alert a;
 
 	if (!s->opts->on_alert)
 		return;
-	if (fn && fn->name)
-		snprintf(function, sizeof(function), "%s", fn->name);
-	else if (fn)
-		snprintf(function, sizeof(function), "<%s>", fn->why ? fn->why : "unreadable");
+	gil_fntab_display(s->fntab, fn_id, function, sizeof(function));
 	gil_clock_offsets_sample(&off);
 	memset(&a, 0, sizeof(a));
 	a.pid = s->pid;

@@ -334,18 +334,6 @@ static int drop_exited(struct live *l, uint64_t s)
 	return 0;
 }
 
-static void name_fn(const struct live *l, uint32_t id, char *out, size_t len)
-{
-	const struct gil_fn *fn = l->fntab && id ? gil_fntab_get(l->fntab, id) : NULL;
-
-	if (fn && fn->name)
-		snprintf(out, len, "%s", fn->name);
-	else if (fn)
-		snprintf(out, len, "<%s>", fn->why ? fn->why : "unreadable");
-	else
-		out[0] = '\0';
-}
-
 /* Freeze second @s of row @r: its ring's counts and the part of its open interval in it. */
 static void freeze_row(struct live *l, struct row *r, uint64_t s, uint64_t upto)
 {
@@ -392,10 +380,10 @@ static void freeze_row(struct live *l, struct row *r, uint64_t s, uint64_t upto)
 							   : 0);
 	best = gil_topk_best(fn, fn_ns, TOP);
 	if (fn[best])
-		name_fn(l, fn[best], o->function, sizeof(o->function));
+		gil_fntab_display(l->fntab, fn[best], o->function, sizeof(o->function));
 	else {
 		best = gil_topk_best(r->top_fn, r->top_ns, TOP);
-		name_fn(l, r->top_fn[best], o->function, sizeof(o->function));
+		gil_fntab_display(l->fntab, r->top_fn[best], o->function, sizeof(o->function));
 	}
 	o->exited = r->exited && r->exit_ts < hi;
 	r->shown_sec = s;

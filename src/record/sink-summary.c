@@ -160,19 +160,14 @@ static int summary_exit(void *p, int32_t tid, uint64_t ts)
 static void finish_row(const struct summary_sink *s, const struct thread *t,
 		       struct gil_thread_summary *out)
 {
-	const struct gil_fn *fn = NULL;
 	size_t best;
 
 	*out = t->sum;
 	out->wall_ns = t->seen ? t->last_ts - t->first_ts : 0;
 	best = gil_topk_best(t->top_fn, t->top_ns, TOP_FNS);
-	if (s->fntab && t->sum.tid >= 0 && t->top_fn[best])
-		fn = gil_fntab_get(s->fntab, t->top_fn[best]);
-	if (fn && fn->name)
-		snprintf(out->mostly_in, sizeof(out->mostly_in), "%s", fn->name);
-	else if (fn)
-		snprintf(out->mostly_in, sizeof(out->mostly_in), "<%s>",
-			 fn->why ? fn->why : "unreadable");
+	if (t->sum.tid >= 0)
+		gil_fntab_display(s->fntab, t->top_fn[best], out->mostly_in,
+				  sizeof(out->mostly_in));
 }
 
 static int summary_end(void *p, struct json_object *footer)
