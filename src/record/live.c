@@ -30,7 +30,6 @@ struct gil_live *gil_recorder_live(struct gil_recorder *rec)
 	struct target *t;
 	uint64_t second = 0, newest = 0;
 	size_t i;
-	bool any = false;
 	int r;
 
 	if (!rec->opts.live) {
@@ -57,16 +56,17 @@ struct gil_live *gil_recorder_live(struct gil_recorder *rec)
 		if (r == 0)
 			continue;
 		live->nr_processes++;
-		if (!any || second > newest)
+		if (second > newest)
 			newest = second;
-		any = true;
 	}
-	if (!any && rec->start_ns && rec->horizon >= rec->start_ns + 1000000000ull)
+	/* no process has a second yet: the recording's own, once one is complete */
+	if (!live->nr_processes) {
+		if (!rec->start_ns || rec->horizon < rec->start_ns + 1000000000ull) {
+			gil_live_free(live);
+			errno = ENOENT;
+			return NULL;
+		}
 		newest = (rec->horizon - rec->start_ns) / 1000000000ull - 1;
-	else if (!any) {
-		gil_live_free(live);
-		errno = ENOENT;
-		return NULL;
 	}
 	live->second = newest;
 	live->events = rec->events;
