@@ -76,6 +76,16 @@ struct gil_layout {
 	int64_t interp_gil; /* PyInterpreterState.ceval.gil */
 	int64_t gil_holder; /* struct _gil_runtime_state.last_holder */
 	int64_t ts_native_tid; /* PyThreadState.native_thread_id */
+	/*
+	 * Which GIL a thread takes and drops (3.12+, one per interpreter that has its own):
+	 * tstate->interp, its id, and its ceval.gil, which points into the interpreter itself
+	 * (interp + interp_own_gil: its _gil) when the GIL is its own, else at the main
+	 * interpreter's. interp_gil above is ceval.gil's offset. 0: not known (before 3.12 there
+	 * is one GIL, and nothing is read).
+	 */
+	int64_t ts_interp; /* PyThreadState.interp */
+	int64_t interp_id; /* PyInterpreterState.id */
+	int64_t interp_own_gil; /* PyInterpreterState._gil */
 };
 
 /*
@@ -89,13 +99,15 @@ struct gil_layout {
 	BOOL(code_tagged) I64(code_name) BOOL(qualname) I64(code_filename) I64(code_firstlineno) \
 	I64(ob_type) I64(tp_name) I64(ascii_size) I64(state) INT(compact_bit) INT(ascii_bit)      \
 	INT(req) I64(req_off) STR(req_arg) U64(req_addr) U64(runtime_addr) I64(rt_interp_head)    \
-	I64(interp_gil) I64(gil_holder) I64(ts_native_tid)
+	I64(interp_gil) I64(gil_holder) I64(ts_native_tid)    \
+	I64(ts_interp) I64(interp_id) I64(interp_own_gil)
 
 /* The fetchargs of one probe site, parallel to gil_symbols.sites. */
 struct gil_attrib_site {
 	char *fetchargs; /* the full set (--attribution=full); NULL: nothing is read here */
-	char *pointer; /* the default set: the code object's address at drop_gil entries; NULL
-			  at take_gil entries (named from the thread's last release) */
+	char *pointer; /* the default set: the code object's address at drop_gil entries; at
+			  take_gil entries (named from the thread's last release) which GIL only
+			  (3.12+), else NULL */
 	const char *why; /* when fetchargs is NULL at an entry: why (static) */
 };
 

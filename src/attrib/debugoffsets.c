@@ -48,13 +48,18 @@ struct do_positions {
 	bool tagged; /* f_executable is a _PyStackRef: its low two bits are tags */
 	/* the GIL's holder: interpreters_head, ceval_gil, gil_runtime_state(_holder), native tid */
 	size_t interp_head, ceval_gil, gil_state, gil_holder, native_tid;
+	/* which GIL: thread_state.interp, interpreter_state.id */
+	size_t ts_interp, interp_id;
 };
 
 static const struct do_positions positions[] = {
-	{ 13, 584, 184, 240, 280, 296, 312, 360, 376, 544, 560, 0, false, 40, 112, 120, 144, 200 },
-	{ 14, 760, 208, 264, 320, 336, 352, 408, 424, 624, 640, 712, true, 40, 120, 128, 152, 224 },
+	{ 13, 584, 184, 240, 280, 296, 312, 360, 376, 544, 560, 0, false, 40, 112, 120, 144, 200,
+	  176, 56 },
+	{ 14, 760, 208, 264, 320, 336, 352, 408, 424, 624, 640, 712, true, 40, 120, 128, 152, 224,
+	  200, 56 },
 	/* 3.15.0b4 inserted last_profiled_frame*: only release candidates and finals are read */
-	{ 15, 888, 208, 328, 384, 400, 416, 472, 488, 720, 736, 840, true, 40, 120, 128, 152, 248 },
+	{ 15, 888, 208, 328, 384, 400, 416, 472, 488, 720, 736, 840, true, 40, 120, 128, 152, 248,
+	  200, 56 },
 };
 
 int attrib_debug_offsets_parse(const unsigned char *d, size_t len, struct gil_layout *out,
@@ -123,6 +128,14 @@ int attrib_debug_offsets_parse(const unsigned char *d, size_t len, struct gil_la
 	l.interp_gil = (int64_t)rd64(d + p->ceval_gil);
 	l.gil_holder = (int64_t)(rd64(d + p->gil_holder) - rd64(d + p->gil_state));
 	l.ts_native_tid = (int64_t)rd64(d + p->native_tid);
+	l.ts_interp = (int64_t)rd64(d + p->ts_interp);
+	l.interp_id = (int64_t)rd64(d + p->interp_id);
+	l.interp_own_gil = (int64_t)rd64(d + p->gil_state);
+	/* ceval.gil is the GIL's way in: without it, which GIL is not read */
+	if (l.ts_interp <= 0 || l.ts_interp >= 4096 || l.interp_id <= 0 ||
+	    l.interp_id >= 65536 || l.interp_own_gil <= 0 || l.interp_own_gil >= 65536 ||
+	    (rd64(d + p->ceval_gil) <= 0 || rd64(d + p->ceval_gil) >= 65536))
+		l.ts_interp = l.interp_id = l.interp_own_gil = 0;
 	if (l.rt_interp_head <= 0 || l.rt_interp_head >= 65536 || l.interp_gil <= 0 ||
 	    l.interp_gil >= 65536 || l.gil_holder <= 0 || l.gil_holder >= 256 ||
 	    l.ts_native_tid <= 0 || l.ts_native_tid >= 4096)

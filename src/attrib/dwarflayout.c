@@ -395,6 +395,27 @@ static bool layout_req(struct dw *d, struct gil_layout *l, Dwarf_Die *ts_struct)
 	return layout_req_global(d, l);
 }
 
+/*
+ * 3.12+: the thread's interpreter, its id and its GIL (ceval.gil, a pointer, and the _gil it
+ * points at when the GIL is the interpreter's own). Before, ceval holds no pointer to a GIL:
+ * there is one, and the fields stay 0.
+ */
+static void layout_interp(struct dw *d, struct gil_layout *l, Dwarf_Die *ts_struct)
+{
+	Dwarf_Die t, is, ceval;
+	int64_t ts_interp, id, c_off, gil, own;
+
+	if (!member(ts_struct, "interp", &ts_interp, &t) || !pointee_struct(d, &t, &is) ||
+	    !member(&is, "id", &id, NULL) || !member(&is, "_gil", &own, NULL) ||
+	    !member(&is, "ceval", &c_off, &t) || !struct_of_typedef(d, &t, &ceval) ||
+	    !member(&ceval, "gil", &gil, &t) || !peel(&t) || dwarf_tag(&t) != DW_TAG_pointer_type)
+		return;
+	l->ts_interp = ts_interp;
+	l->interp_id = id;
+	l->interp_own_gil = own;
+	l->interp_gil = c_off + gil;
+}
+
 static int layout_from_dwarf(struct dw *d, struct gil_layout *l, char *err, size_t errlen)
 {
 	Dwarf_Die ts, t, st, cf, code, obj, ascii, state;
@@ -466,6 +487,7 @@ static int layout_from_dwarf(struct dw *d, struct gil_layout *l, char *err, size
 	l->ascii_bit %= 8;
 	if (!layout_req(d, l, &ts))
 		l->req = GIL_REQ_NONE;
+	layout_interp(d, l, &ts);
 	/* the version, as far as the layout tells; the caller may know better */
 	if (l->frame == GIL_FRAME_CFRAME && l->frame_code == 0)
 		l->version = 312;

@@ -190,6 +190,29 @@ toolong:
 	f->why = "fetch expression too long for the kernel";
 }
 
+/*
+ * Which GIL (3.12+): the thread's interpreter, its GIL pointer and its id, read through the
+ * thread state at @ts. Added only whole: a site where they do not fit the kernel's limit keeps
+ * its other reads and says nothing of its GIL (the recorder takes the thread's last).
+ */
+static void interp_reads(struct fa *f, const struct gil_layout *lay, const struct loc *ts,
+			 int64_t delta)
+{
+	char ip[128], gp[128], id[128];
+
+	if (lay->ts_interp <= 0 || lay->interp_id <= 0 || lay->interp_own_gil <= 0 ||
+	    lay->interp_gil <= 0 || ts->kind == L_NONE)
+		return;
+	if (deref_loc(ip, sizeof(ip), lay->arch, ts, lay->ts_interp, delta) < 0 ||
+	    wrap(gp, sizeof(gp), ip, lay->interp_gil) < 0 ||
+	    wrap(id, sizeof(id), ip, lay->interp_id) < 0 || strlen(ip) + 4 > ARG_MAX_LEN ||
+	    strlen(gp) + 4 > ARG_MAX_LEN || strlen(id) + 4 > ARG_MAX_LEN)
+		return;
+	fa_add(f, "gil_ip", ip, "x64");
+	fa_add(f, "gil_gp", gp, "x64");
+	fa_add(f, "gil_iid", id, "s64");
+}
+
 static char *build(const struct gil_layout *lay, const struct loc *ts, const struct loc *req,
 		   bool drop, int64_t delta, bool check_type, bool pointer, const char **why)
 {
@@ -230,6 +253,7 @@ static char *build(const struct gil_layout *lay, const struct loc *ts, const str
 			goto toolong;
 		fa_add(&f, "gil_htid", e, "u64");
 	}
+	interp_reads(&f, lay, ts, delta);
 	/* the frame pointer */
 	if (deref_loc(fr, sizeof(fr), lay->arch, ts, lay->ts_frame, delta) < 0)
 		goto toolong;
@@ -307,9 +331,28 @@ int attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 	out->fetchargs = build(lay, ts, req, drop, delta, check_type, false, &out->why);
 	if (!out->fetchargs)
 		return out->why ? 0 : -1;
-	/* at take_gil nothing is read: the function is the one the thread released in */
-	if (!drop)
+	/*
+	 * at take_gil the function is the one the thread released in: only which GIL it waits
+	 * for is read (the recorder pads the rest to join the drop_gil entries' event)
+	 */
+	if (!drop) {
+		struct fa f = { 0 };
+
+		/* the GIL's holder is another thread at a take: nothing of it is this thread's */
+		if (ts->kind != L_CHAIN && !ts->holder)
+			interp_reads(&f, lay, ts, delta);
+		if (f.failed && !f.why) {
+			free(f.buf);
+			free(out->fetchargs);
+			out->fetchargs = NULL;
+			return -1;
+		}
+		if (f.failed)
+			free(f.buf);
+		else
+			out->pointer = f.buf;
 		return 0;
+	}
 	out->pointer = build(lay, ts, req, drop, delta, check_type, true, &why2);
 	if (!out->pointer && !why2) {
 		free(out->fetchargs);

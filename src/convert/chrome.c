@@ -200,6 +200,18 @@ static int slice_args(struct line *l, const struct conv_event *ev)
 		}
 		first = false;
 	}
+	/* which interpreter, wherever the recorder read it (and its GIL, when not its own) */
+	if (ev->proc->interpreters || ev->interp || ev->gil) {
+		if (!first)
+			*l->p++ = ',';
+		LIT(l, "\"interp\":");
+		num(l, ev->interp);
+		if (ev->gil != ev->interp) {
+			LIT(l, ",\"gil\":");
+			num(l, ev->gil);
+		}
+		first = false;
+	}
 	if (ev->reason == GIL_REASON_FORCED || ev->reason == GIL_REASON_VOLUNTARY) {
 		if (!first)
 			*l->p++ = ',';
@@ -251,7 +263,8 @@ static int chrome_event(struct conv_out *o, const struct conv_event *ev)
 		us_ts(o, &l, ev->ts);
 		LIT(&l, ",\"dur\":");
 		us_num(&l, ev->dur);
-		if (ev->flags || ev->fixups || ev->fn_name || ev->reason)
+		if (ev->flags || ev->fixups || ev->fn_name || ev->reason || ev->interp || ev->gil ||
+		    p->interpreters)
 			slice_args(&l, ev);
 		*l.p++ = '}';
 		end(o, &l);
@@ -259,7 +272,14 @@ static int chrome_event(struct conv_out *o, const struct conv_event *ev)
 	case CEV_COUNTER:
 		if (begin(o, &l) < 0)
 			return -1;
-		LIT(&l, "{\"ph\":\"C\",\"cat\":\"gil\",\"name\":\"GIL waiters\"");
+		LIT(&l, "{\"ph\":\"C\",\"cat\":\"gil\",\"name\":\"GIL waiters");
+		/* one counter per GIL: another interpreter's is named by its id */
+		if (ev->gil) {
+			LIT(&l, " (interp ");
+			num(&l, ev->gil);
+			*l.p++ = ')';
+		}
+		*l.p++ = '"';
 		pid_tid(&l, p->pid, 0);
 		LIT(&l, ",\"ts\":");
 		us_ts(o, &l, ev->ts);

@@ -59,6 +59,7 @@ struct conv_proc {
 	const char *cmdline;
 	const char *hostname;
 	const char *label; /* process_name shown in viewers */
+	bool interpreters; /* the recorder read each interval's interpreter (3.12+) */
 };
 
 enum conv_ev_type {
@@ -93,6 +94,8 @@ struct conv_event {
 	const char *fn_file;
 	int fn_line; /* -1: none */
 	int reason; /* enum gil_reason */
+	uint32_t interp; /* SLICE: the interpreter's id (0: the main one) */
+	uint32_t gil; /* SLICE, COUNTER, FLOW: the GIL's (the id of the interpreter it is of) */
 };
 
 /* What the converter changed in an interval, said in the slice's args. */

@@ -100,7 +100,8 @@ static int interval(struct conv *c, const struct gil_interval *iv)
 	if (stats_interval(c->stats, iv, ts, dur) < 0)
 		return -1;
 	c->cur_iv = iv;
-	r = timeline_slice(c->tl, iv->tid, iv->kind, iv->flags, fix, ts, dur);
+	r = timeline_slice_gil(c->tl, iv->tid, iv->kind, iv->flags, fix, ts, dur, iv->interp,
+			       iv->gil);
 	c->cur_iv = NULL;
 	return r;
 }

@@ -157,6 +157,14 @@ static int look(struct conv_input *ci, const struct conv_options *opt, char *err
 	gil_reader_close(r);
 	ci->proc.cmdline = hstr(ci->header, GIL_KEY_CMDLINE);
 	ci->proc.hostname = hstr(ci->header, GIL_KEY_HOSTNAME);
+	{
+		struct json_object *a, *in;
+
+		ci->proc.interpreters =
+			json_object_object_get_ex(ci->header, GIL_KEY_ATTRIBUTION, &a) &&
+			json_object_object_get_ex(a, GIL_KEY_ATTR_INTERPRETERS, &in) &&
+			json_object_get_boolean(in);
+	}
 	return 0;
 }
 

@@ -44,8 +44,19 @@ struct point {
 	uint64_t seq;
 	int64_t s_ts, s_dur; /* the slice it belongs to, for binding a flow */
 	int32_t tid;
+	uint32_t gil; /* the GIL it is of: counters and hand-offs are per GIL */
 	uint8_t type;
 	bool counts; /* changes the waiter count (a take of non-zero length) */
+};
+
+/* One GIL's counter and hand-off state (3.12+: one per interpreter with its own). */
+struct gilstate {
+	uint32_t gil;
+	int64_t cur_ts; /* counter: time of the points being accumulated */
+	bool have_cur;
+	int64_t value, emitted;
+	bool pending; /* flows: the last drop not yet followed by a take */
+	struct point drop;
 };
 
 struct thread {
@@ -79,12 +90,8 @@ struct timeline {
 	bool have_released;
 	uint64_t seq;
 
-	int64_t cur_ts; /* counter: time of the points being accumulated */
-	bool have_cur;
-	int64_t value, emitted;
-
-	bool pending; /* flows: the last drop not yet followed by a take */
-	struct point drop;
+	struct gilstate *gs; /* per GIL, gs[0] the main one's once seen */
+	size_t gs_n, gs_cap;
 	uint64_t next_flow_id;
 
 	struct timeline_stats st;
@@ -128,8 +135,8 @@ int timeline_begin(struct timeline *tl, const struct conv_proc *proc)
 {
 	threads_clear(tl);
 	tl->proc = proc;
-	tl->have_wm = tl->have_released = tl->have_cur = tl->pending = false;
-	tl->value = tl->emitted = 0;
+	tl->have_wm = tl->have_released = false;
+	tl->gs_n = 0;
 	memset(&tl->st, 0, sizeof(tl->st));
 	return 0;
 }
@@ -267,16 +274,34 @@ static void pop_oldest(struct timeline *tl, struct point *out)
 	}
 }
 
-/* The "GIL waiters" counter's current value, at the time it took it. */
-static int emit_counter(struct timeline *tl)
+/* GIL @gil's state (made at its first point); NULL on ENOMEM. */
+static struct gilstate *gil_state(struct timeline *tl, uint32_t gil)
+{
+	struct gilstate *g;
+	size_t i;
+
+	for (i = 0; i < tl->gs_n; i++)
+		if (tl->gs[i].gil == gil)
+			return &tl->gs[i];
+	if (gil_grow(&tl->gs, &tl->gs_cap, tl->gs_n + 1, sizeof(*tl->gs)) < 0)
+		return NULL;
+	g = &tl->gs[tl->gs_n++];
+	memset(g, 0, sizeof(*g));
+	g->gil = gil;
+	return g;
+}
+
+/* A GIL's "GIL waiters" counter's current value, at the time it took it. */
+static int emit_counter(struct timeline *tl, const struct gilstate *g)
 {
 	struct conv_event ev;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.type = CEV_COUNTER;
 	ev.proc = tl->proc;
-	ev.ts = tl->cur_ts;
-	ev.value = tl->value < 0 ? 0 : tl->value;
+	ev.ts = g->cur_ts;
+	ev.value = g->value < 0 ? 0 : g->value;
+	ev.gil = g->gil;
 	tl->st.counter_events++;
 	return tl->emit(tl->ctx, &ev);
 }
@@ -284,36 +309,41 @@ static int emit_counter(struct timeline *tl)
 /* A point flowing out of the window, in time order: counter and flows advance. */
 static int release(struct timeline *tl, const struct point *p)
 {
+	struct gilstate *g = gil_state(tl, p->gil);
 	struct conv_event ev;
 	int ret = 0;
 
+	if (!g)
+		return -1;
 	tl->released = p->ts;
 	tl->have_released = true;
 	if (tl->counter && p->counts) {
-		if (tl->have_cur && p->ts != tl->cur_ts && tl->value != tl->emitted) {
-			ret = emit_counter(tl);
-			tl->emitted = tl->value;
+		if (g->have_cur && p->ts != g->cur_ts && g->value != g->emitted) {
+			ret = emit_counter(tl, g);
+			g->emitted = g->value;
 		}
-		tl->cur_ts = p->ts;
-		tl->have_cur = true;
-		tl->value += p->type == PT_WAIT_BEGIN ? 1 : -1;
+		g->cur_ts = p->ts;
+		g->have_cur = true;
+		g->value += p->type == PT_WAIT_BEGIN ? 1 : -1;
 	}
 	if (!tl->flows || ret < 0)
 		return ret;
+	/* a hand-off joins a drop and a take of the same GIL */
 	if (p->type == PT_DROP) {
-		tl->drop = *p;
-		tl->pending = true;
-	} else if (p->type == PT_WAIT_END && tl->pending) {
-		tl->pending = false;
-		if (p->tid == tl->drop.tid)
+		g->drop = *p;
+		g->pending = true;
+	} else if (p->type == PT_WAIT_END && g->pending) {
+		g->pending = false;
+		if (p->tid == g->drop.tid)
 			return 0; /* the dropping thread took it back: no hand-off */
 		memset(&ev, 0, sizeof(ev));
 		ev.type = CEV_FLOW;
 		ev.proc = tl->proc;
 		ev.id = tl->next_flow_id++;
-		ev.tid = tl->drop.tid;
+		ev.tid = g->drop.tid;
+		ev.gil = g->gil;
 		/* strictly inside both slices, so that viewers bind the arrow to them */
-		ev.ts = tl->drop.s_ts + (tl->drop.s_dur >= 2 ? 1 : 0);
+		ev.ts = g->drop.s_ts + (g->drop.s_dur >= 2 ? 1 : 0);
 		ev.to_tid = p->tid;
 		ev.to_ts = p->s_ts + (p->s_dur >= 2 ? p->s_dur - 1 : 0);
 		tl->st.flows++;
@@ -391,6 +421,12 @@ static int advance(struct timeline *tl)
 int timeline_slice(struct timeline *tl, int32_t tid, int kind, uint32_t flags, uint32_t fixups,
 		   int64_t ts, int64_t dur)
 {
+	return timeline_slice_gil(tl, tid, kind, flags, fixups, ts, dur, 0, 0);
+}
+
+int timeline_slice_gil(struct timeline *tl, int32_t tid, int kind, uint32_t flags,
+		       uint32_t fixups, int64_t ts, int64_t dur, uint32_t interp, uint32_t gil)
+{
 	struct conv_event ev;
 	struct point p;
 	struct thread *t;
@@ -423,6 +459,8 @@ int timeline_slice(struct timeline *tl, int32_t tid, int kind, uint32_t flags, u
 	ev.fixups = fixups;
 	ev.ts = ts;
 	ev.dur = dur;
+	ev.interp = interp;
+	ev.gil = gil;
 	if (tl->emit(tl->ctx, &ev) < 0)
 		return -1;
 	tl->st.slices++;
@@ -433,6 +471,7 @@ int timeline_slice(struct timeline *tl, int32_t tid, int kind, uint32_t flags, u
 	}
 	memset(&p, 0, sizeof(p));
 	p.tid = tid;
+	p.gil = gil;
 	p.s_ts = ts;
 	p.s_dur = dur;
 	if (kind == GIL_KIND_TAKE && (tl->flows || (tl->counter && dur > 0))) {
@@ -460,13 +499,16 @@ int timeline_end(struct timeline *tl, struct timeline_stats *stats)
 {
 	struct point out;
 	int ret = 0;
+	size_t i;
 
 	while (tl->n && ret == 0) {
 		pop_oldest(tl, &out);
 		ret = release(tl, &out);
 	}
-	if (ret == 0 && tl->counter && tl->have_cur && tl->value != tl->emitted)
-		ret = emit_counter(tl);
+	for (i = 0; ret == 0 && i < tl->gs_n; i++)
+		if (tl->counter && tl->gs[i].have_cur && tl->gs[i].value != tl->gs[i].emitted)
+			ret = emit_counter(tl, &tl->gs[i]);
+	tl->gs_n = 0;
 	if (stats)
 		*stats = tl->st;
 	threads_clear(tl);
@@ -479,5 +521,6 @@ void timeline_free(struct timeline *tl)
 		return;
 	threads_clear(tl);
 	free(tl->heap);
+	free(tl->gs);
 	free(tl);
 }

@@ -42,6 +42,13 @@ int timeline_thread(struct timeline *tl, int32_t tid, const char *name);
 int timeline_slice(struct timeline *tl, int32_t tid, int kind, uint32_t flags, uint32_t fixups,
 		   int64_t ts, int64_t dur);
 
+/**
+ * timeline_slice_gil - timeline_slice() of interpreter @interp, whose GIL is @gil's (3.12+):
+ * the waiters counter and the hand-offs are per GIL.
+ */
+int timeline_slice_gil(struct timeline *tl, int32_t tid, int kind, uint32_t flags,
+		       uint32_t fixups, int64_t ts, int64_t dur, uint32_t interp, uint32_t gil);
+
 /** timeline_end - release what the window holds and close the process. */
 int timeline_end(struct timeline *tl, struct timeline_stats *stats);
 

@@ -77,6 +77,7 @@
 #define GIL_KEY_ATTR_ATTRIBUTED_SITES "attributed_sites"
 #define GIL_KEY_ATTR_WHY "why"
 #define GIL_KEY_ATTR_MODE "mode" /* "fast" or "full": what the probes read */
+#define GIL_KEY_ATTR_INTERPRETERS "interpreters" /* true: intervals say their interpreter */
 
 /* ---- inside clock_offsets: the other clocks minus CLOCK_MONOTONIC_RAW ---- */
 #define GIL_KEY_OFFSET_MONOTONIC "monotonic_ns"

@@ -27,6 +27,8 @@ struct gil_interval {
 	uint8_t reason; /* attribution: enum gil_reason */
 	/* a hold, from the recorder's pairing: threads waiting when it ended (not in the file) */
 	uint32_t waiters;
+	uint32_t interp; /* the interpreter's id (0: the main one; 3.12+) */
+	uint32_t gil; /* its GIL's: the id of the interpreter whose GIL it is (0: the main one) */
 };
 
 /* ---- writer ---- */

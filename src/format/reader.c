@@ -135,7 +135,7 @@ static inline bool fast_u64(const char **pp, const char *e, uint64_t *v)
 static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 {
 	const char *p, *e;
-	uint64_t tid, kind, start, dur, flags, attr[2] = { 0, 0 };
+	uint64_t tid, kind, start, dur, flags, attr[4] = { 0, 0, 0, 0 };
 	bool neg = false, minus;
 	int nattr = 0;
 
@@ -157,7 +157,10 @@ static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 		return false;
 	if (!fast_u64(&p, e, &flags) || flags > UINT32_MAX || p >= e)
 		return false;
-	/* fn and reason (attribution, doc/format.md), then numbers of later versions: skipped */
+	/*
+	 * fn and reason (attribution, doc/format.md), interp and gil (another interpreter), then
+	 * numbers of later versions: skipped
+	 */
 	while (*p == ',') {
 		uint64_t extra;
 
@@ -167,7 +170,7 @@ static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 			p++;
 		if (!fast_u64(&p, e, &extra) || p >= e)
 			return false;
-		if (nattr < 2)
+		if (nattr < 4)
 			attr[nattr++] = minus ? 0 : extra;
 	}
 	if (*p++ != ']')
@@ -179,6 +182,8 @@ static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 	iv->flags = (uint32_t)flags;
 	iv->fn = attr[0] <= UINT32_MAX ? (uint32_t)attr[0] : 0;
 	iv->reason = attr[1] <= 2 ? (uint8_t)attr[1] : 0;
+	iv->interp = attr[2] < UINT32_MAX ? (uint32_t)attr[2] : 0;
+	iv->gil = attr[3] < UINT32_MAX ? (uint32_t)attr[3] : 0;
 	r->sc.pos = (size_t)(p - r->sc.buf);
 	return true;
 }
@@ -202,7 +207,7 @@ bool reader_get_s64(struct json_object *o, int64_t *v)
 /* An interval given as a general JSON array (extra elements are for later versions). */
 static int array_record(struct gil_reader *r, struct json_object *a, struct gil_record *rec)
 {
-	uint64_t kind, start, dur, flags, fn, reason;
+	uint64_t kind, start, dur, flags, fn, reason, interp, gil;
 	int64_t tid;
 
 	if (json_object_array_length(a) < 5 || !reader_get_s64(json_object_array_get_idx(a, 0), &tid) ||
@@ -232,6 +237,13 @@ static int array_record(struct gil_reader *r, struct json_object *a, struct gil_
 	    fn <= UINT32_MAX && get_u64(json_object_array_get_idx(a, 6), &reason)) {
 		rec->iv.fn = (uint32_t)fn;
 		rec->iv.reason = reason <= 2 ? (uint8_t)reason : 0;
+	}
+	/* [..., fn, reason, interp, gil]: another interpreter than the main one */
+	if (json_object_array_length(a) >= 9 && get_u64(json_object_array_get_idx(a, 7), &interp) &&
+	    interp < UINT32_MAX && get_u64(json_object_array_get_idx(a, 8), &gil) &&
+	    gil < UINT32_MAX) {
+		rec->iv.interp = (uint32_t)interp;
+		rec->iv.gil = (uint32_t)gil;
 	}
 	return 1;
 }

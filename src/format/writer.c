@@ -372,11 +372,18 @@ int gil_rawfile_interval(struct gil_rawfile *w, const struct gil_interval *iv)
 	p += gil_fmt_u64(p, iv->dur);
 	*p++ = ',';
 	p += gil_fmt_u64(p, iv->flags);
-	if (w->attribution) {
+	if (w->attribution || iv->interp || iv->gil) {
 		*p++ = ',';
 		p += gil_fmt_u64(p, iv->fn);
 		*p++ = ',';
 		p += gil_fmt_u64(p, iv->reason);
+	}
+	/* another interpreter than the main one (3.12+): its id and its GIL's */
+	if (iv->interp || iv->gil) {
+		*p++ = ',';
+		p += gil_fmt_u64(p, iv->interp);
+		*p++ = ',';
+		p += gil_fmt_u64(p, iv->gil);
 	}
 	*p++ = ']';
 	if (put_line(w, line, (size_t)(p - line)) < 0)

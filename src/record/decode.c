@@ -33,6 +33,9 @@ enum {
 	F_HTID, /* the native thread id of the GIL's holder, when that is the thread state */
 	F_CODE, /* the pointer set: the code object's address, named by the recorder */
 	F_SITE, /* which probe of a multi-probe event fired: its index */
+	F_IP, /* which GIL (3.12+): the interpreter, its ceval.gil, its id */
+	F_GP,
+	F_IID,
 	F_NR,
 };
 
@@ -51,7 +54,7 @@ static const char *const field_names[F_NR] = {
 	[F_TAG] = "gil_tag",   [F_TTY] = "gil_tty",	    [F_TFN] = "gil_tfn",
 	[F_TFNS] = "gil_tfns", [F_TFILE] = "gil_tfile", [F_TFILES] = "gil_tfiles",
 	[F_TLINE] = "gil_tline", [F_HTID] = "gil_htid", [F_CODE] = "gil_code",
-	[F_SITE] = "gil_site",
+	[F_SITE] = "gil_site", [F_IP] = "gil_ip", [F_GP] = "gil_gp", [F_IID] = "gil_iid",
 };
 
 struct probe_fields {
@@ -59,6 +62,7 @@ struct probe_fields {
 	bool frame; /* the fields up to F_FILES are there */
 	bool pointer; /* F_FR and F_CODE are there, and no string */
 	bool tagged; /* and F_TAG to F_TLINE */
+	bool interp; /* F_IP, F_GP and F_IID are there */
 };
 
 struct gil_decoder {
@@ -70,8 +74,8 @@ struct gil_decoder {
 	int nr;
 };
 
-struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, const bool *padded,
-				      int nr)
+struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids,
+				      const uint8_t *padded, int nr)
 {
 	struct gil_decoder *d = calloc(1, sizeof(*d));
 	struct tep_event *ev;
@@ -101,8 +105,11 @@ struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, co
 		if (!ev)
 			continue;
 		for (k = 0; k < F_NR; k++)
-			if (k == F_SITE || !padded || !padded[i])
+			if (k == F_SITE || !padded || padded[i] == GIL_PAD_NONE ||
+			    (padded[i] == GIL_PAD_BUT_INTERP && k >= F_IP && k <= F_IID))
 				d->fields[i].f[k] = tep_find_field(ev, field_names[k]);
+		d->fields[i].interp = d->fields[i].f[F_IP] && d->fields[i].f[F_GP] &&
+				      d->fields[i].f[F_IID];
 		d->fields[i].frame = true;
 		for (k = F_FR; k <= F_FILES; k++)
 			if (!d->fields[i].f[k])
@@ -235,6 +242,11 @@ int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_heade
 	}
 	ev->has_frame = ev->has_code = false;
 	ev->req = -1;
+	ev->has_interp = d->fields[ev->probe].interp &&
+			 number(d->fields[ev->probe].f[F_IP], rec.data, s->raw_size, &ev->interp) &&
+			 number(d->fields[ev->probe].f[F_GP], rec.data, s->raw_size, &ev->gil) &&
+			 number(d->fields[ev->probe].f[F_IID], rec.data, s->raw_size, &ev->interp_id) &&
+			 ev->interp;
 	if (d->fields[ev->probe].frame || d->fields[ev->probe].pointer ||
 	    d->fields[ev->probe].f[F_REQ])
 		decode_frame(&d->fields[ev->probe], rec.data, s->raw_size, ev);

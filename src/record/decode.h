@@ -25,6 +25,17 @@ struct gil_event {
 	uint64_t code; /* f_code or f_executable as read, tag bits and all */
 	int req; /* drop request at a drop_gil entry: 1 set, 0 clear, -1 not read */
 	struct gil_frame_raw frame; /* strings point into the sample: valid while it is */
+	bool has_interp; /* which GIL was read (3.12+): the three below */
+	uint64_t interp; /* tstate->interp */
+	uint64_t gil; /* tstate->interp->ceval.gil */
+	uint64_t interp_id; /* tstate->interp->id */
+};
+
+/* What of a probe's attribution fields are its own (gil_decoder_alloc's @padded) */
+enum gil_pad {
+	GIL_PAD_NONE = 0, /* all read */
+	GIL_PAD_ALL, /* immediate zeros, but gil_site */
+	GIL_PAD_BUT_INTERP, /* immediate zeros, but gil_site and which GIL (gil_ip, gil_gp, ...) */
 };
 
 struct gil_decoder;
@@ -32,11 +43,11 @@ struct gil_decoder;
 /**
  * gil_decoder_alloc - decode with @tep; @ids[i] is the trace event id of probe i. Probes whose
  * events have the attribution fields (gil_fr, gil_ty, ...) get them decoded, unless @padded[i]
- * (@padded may be NULL) says the probe's are immediate zeros. A sample of a multi-probe event
+ * (@padded may be NULL; enum gil_pad) says the probe's are immediate zeros. A sample of a multi-probe event
  * is the probe its gil_site field names. Pair with gil_decoder_free().
  */
-struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids, const bool *padded,
-				      int nr);
+struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids,
+				      const uint8_t *padded, int nr);
 
 /**
  * gil_decode_sample - fill @ev from PERF_RECORD_SAMPLE @h. Returns 0, or -1 when the sample is

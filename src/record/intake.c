@@ -24,6 +24,25 @@ static int push(struct gil_recorder *rec, const struct gil_qent *e)
 	return 0;
 }
 
+/*
+ * Which GIL an event is of (3.12+): the interpreter's own when its ceval.gil points at its
+ * _gil, else the main interpreter's (a subinterpreter that shares it). An event that did not
+ * read it (before 3.12, a site without the thread state, another thread's state) is of the
+ * thread's last GIL.
+ */
+static void which_gil(const struct gil_recorder *rec, const struct gil_event *ev,
+		      struct gil_qent *e)
+{
+	const struct object *o = e->obj >= 0 ? &rec->objects[e->obj] : NULL;
+
+	e->gil = e->interp = GIL_ID_UNKNOWN;
+	if (!ev->has_interp || ev->frame.other_thread || !ev->gil || !o || !o->attrib ||
+	    ev->interp_id >= GIL_ID_UNKNOWN)
+		return;
+	e->interp = (uint32_t)ev->interp_id;
+	e->gil = ev->gil == ev->interp + (uint64_t)o->attrib->layout.interp_own_gil ? e->interp : 0;
+}
+
 static const struct gil_sample_id *sample_id_at_end(const struct perf_event_header *h)
 {
 	if (h->size < sizeof(*h) + sizeof(struct gil_sample_id))
@@ -69,6 +88,7 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 			e.fn = GIL_FN_PREVIOUS;
 		if (e.ev == GIL_EV_DROP_ENTRY && ev.req >= 0)
 			e.reason = ev.req ? GIL_REASON_FORCED : GIL_REASON_VOLUNTARY;
+		which_gil(rec, &ev, &e);
 		rec->events++;
 		return push(rec, &e);
 	case PERF_RECORD_LOST:
@@ -190,8 +210,8 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 		return 0;
 	}
 	t->events++;
-	r = gil_pairing_event_attr(t->pairing, (int32_t)e->tid, (enum gil_ev)e->ev, e->ts, e->fn,
-				   e->reason);
+	r = gil_pairing_event_gil(t->pairing, (int32_t)e->tid, (enum gil_ev)e->ev, e->ts, e->fn,
+				  e->reason, e->gil, e->interp);
 	if (r < 0)
 		goto werr;
 	if (r == 1) {

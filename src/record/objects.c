@@ -234,9 +234,15 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 		}
 	}
 	o->first_probe = (int)rec->probes->nr;
-	/* entries that read nothing join the event of those that read (the first reading set) */
-	for (i = 0; i < o->syms->nr_sites && !pad_like; i++)
-		pad_like = rec_site_fetchargs(rec, o, i);
+	/*
+	 * entries that read nothing, or part of what the others read (a take_gil entry: which
+	 * GIL), join the event of those that read all of it (the longest set)
+	 */
+	for (i = 0; i < o->syms->nr_sites; i++) {
+		fetchargs = rec_site_fetchargs(rec, o, i);
+		if (fetchargs && (!pad_like || strlen(fetchargs) > strlen(pad_like)))
+			pad_like = fetchargs;
+	}
 	for (i = 0; i < o->syms->nr_sites; i++) {
 		s = &o->syms->sites[i];
 		for (ret = 0; ret <= 1; ret++) {
@@ -266,7 +272,7 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 int rec_refresh_decoder(struct gil_recorder *rec)
 {
 	struct gil_probes *p = rec->probes;
-	bool *padded;
+	uint8_t *padded;
 	int *ids;
 	size_t i;
 
@@ -288,7 +294,9 @@ int rec_refresh_decoder(struct gil_recorder *rec)
 	}
 	for (i = 0; i < p->nr; i++) {
 		ids[i] = p->v[i].id;
-		padded[i] = p->v[i].padded;
+		padded[i] = !p->v[i].padded ? GIL_PAD_NONE
+			    : p->v[i].pad_keeps ? GIL_PAD_BUT_INTERP
+						: GIL_PAD_ALL;
 		rec->ev_of_probe[i] = (uint8_t)ev_of(p->v[i].fn, p->v[i].ret, p->v[i].role_exit);
 		rec->obj_of_probe[i] = -1;
 	}

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Per-thread GIL state machine: events in, intervals out (see pairing.h and doc/format.md). */
+/*
+ * Per-thread GIL state machine: events in, intervals out (see pairing.h and doc/format.md).
+ * One lane per GIL (3.12+: per interpreter with its own), each with its threads: a thread that
+ * moves between interpreters has a state in each, and a lane's waiters wait for its GIL only.
+ */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -27,23 +31,54 @@ struct thread {
 	bool pending_lost; /* events were lost since this thread's last interval */
 	uint32_t flags; /* flags gathered for the interval open now */
 	uint64_t since;
+	uint64_t seen; /* the pairing's event count at its last event: its latest lane */
+	uint32_t interp; /* the interpreter it runs in, as its last event said */
+	bool guessed; /* in this lane because its first event did not say which GIL */
 	uint32_t take_fn; /* function at the last take_gil entry */
 	uint32_t drop_fn; /* function at the last drop_gil entry */
 	uint8_t drop_reason; /* and the reason read there */
 	uint8_t last_reason; /* reason of the thread's previous release */
 };
 
-struct gil_pairing {
+/* One GIL's threads. */
+struct lane {
+	uint32_t gil; /* its id: the id of the interpreter whose GIL it is (0: the main one) */
 	uint64_t start;
 	gil_emit_fn emit;
 	void *ctx;
 	struct thread *threads; /* in order of first appearance */
 	size_t nr, cap;
 	struct gil_tidindex index; /* tid -> threads[] */
-	uint64_t events;
 	uint64_t not_seen; /* take_gil entered by a thread still holding: a release was missed */
 	uint32_t waiting; /* threads in S_WAIT now (set_state keeps it) */
 };
+
+/* More GILs than this reuse a lane where nothing is open (interpreters come and go). */
+#define MAX_LANES 256
+
+struct gil_pairing {
+	uint64_t start;
+	gil_emit_fn emit;
+	void *ctx;
+	struct lane *lanes; /* lanes[0] is the main GIL's, from the start */
+	size_t nr_lanes, cap_lanes;
+	uint64_t events;
+};
+
+static void lane_init(struct gil_pairing *p, struct lane *l, uint32_t gil)
+{
+	memset(l, 0, sizeof(*l));
+	l->gil = gil;
+	l->start = p->start;
+	l->emit = p->emit;
+	l->ctx = p->ctx;
+}
+
+static void lane_free(struct lane *l)
+{
+	free(l->threads);
+	gil_tidindex_free(&l->index);
+}
 
 struct gil_pairing *gil_pairing_alloc(uint64_t start, gil_emit_fn emit, void *ctx)
 {
@@ -54,10 +89,16 @@ struct gil_pairing *gil_pairing_alloc(uint64_t start, gil_emit_fn emit, void *ct
 	p->start = start;
 	p->emit = emit;
 	p->ctx = ctx;
+	if (gil_grow(&p->lanes, &p->cap_lanes, 1, sizeof(*p->lanes)) < 0) {
+		free(p);
+		return NULL;
+	}
+	lane_init(p, &p->lanes[0], 0);
+	p->nr_lanes = 1;
 	return p;
 }
 
-static struct thread *lookup(const struct gil_pairing *p, int32_t tid)
+static struct thread *lookup(const struct lane *p, int32_t tid)
 {
 	long i = gil_tidindex_find(&p->index, tid);
 
@@ -65,7 +106,7 @@ static struct thread *lookup(const struct gil_pairing *p, int32_t tid)
 }
 
 /* Keep memory bounded with threads that come and go: forget exited ones. */
-static int compact(struct gil_pairing *p)
+static int compact(struct lane *p)
 {
 	size_t i, j = 0;
 
@@ -81,7 +122,7 @@ static int compact(struct gil_pairing *p)
 	return 0;
 }
 
-static struct thread *add_thread(struct gil_pairing *p, int32_t tid)
+static struct thread *add_thread(struct lane *p, int32_t tid)
 {
 	struct thread *t;
 
@@ -99,14 +140,14 @@ static struct thread *add_thread(struct gil_pairing *p, int32_t tid)
 }
 
 /* Every change of a thread's state goes through here: it keeps the count of waiting threads. */
-static void set_state(struct gil_pairing *p, struct thread *t, enum state s)
+static void set_state(struct lane *p, struct thread *t, enum state s)
 {
 	p->waiting -= t->state == S_WAIT;
 	p->waiting += s == S_WAIT;
 	t->state = (uint8_t)s;
 }
 
-static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uint64_t start,
+static int emit(struct lane *p, struct thread *t, enum gil_kind kind, uint64_t start,
 		uint64_t end, uint32_t flags, uint32_t fn, uint8_t reason)
 {
 	struct gil_interval iv;
@@ -128,12 +169,14 @@ static int emit(struct gil_pairing *p, struct thread *t, enum gil_kind kind, uin
 	iv.dur = end - start;
 	iv.fn = fn;
 	iv.reason = reason;
+	iv.gil = p->gil;
+	iv.interp = t->interp;
 	/* a hold ends before any thread waiting for it stops waiting: these waited during it */
 	iv.waiters = kind == GIL_KIND_HOLD ? p->waiting : 0;
 	return p->emit ? p->emit(p->ctx, &iv) : 0;
 }
 
-static void enter(struct gil_pairing *p, struct thread *t, enum state s, uint64_t ts,
+static void enter(struct lane *p, struct thread *t, enum state s, uint64_t ts,
 		  uint32_t flags)
 {
 	set_state(p, t, s);
@@ -142,7 +185,7 @@ static void enter(struct gil_pairing *p, struct thread *t, enum state s, uint64_
 }
 
 /* Close whatever @t has open at @ts with @flags; the thread is idle afterwards. */
-static int close_open(struct gil_pairing *p, struct thread *t, uint64_t ts, uint32_t flags)
+static int close_open(struct lane *p, struct thread *t, uint64_t ts, uint32_t flags)
 {
 	int ret = 0;
 
@@ -157,24 +200,132 @@ static int close_open(struct gil_pairing *p, struct thread *t, uint64_t ts, uint
 	return ret;
 }
 
+/* The lane of GIL @gil (GIL_ID_UNKNOWN: the one @tid's last event was in); NULL on ENOMEM. */
+static struct lane *lane_of(struct gil_pairing *p, int32_t tid, uint32_t gil)
+{
+	struct lane *l, *best = &p->lanes[0];
+	const struct thread *t;
+	uint64_t seen = 0;
+	size_t i, k;
+
+	if (gil == GIL_ID_UNKNOWN) {
+		for (i = 0; i < p->nr_lanes; i++) {
+			t = lookup(&p->lanes[i], tid);
+			if (t && !t->exited && t->seen >= seen) {
+				seen = t->seen;
+				best = &p->lanes[i];
+			}
+		}
+		return best;
+	}
+	for (i = 0; i < p->nr_lanes; i++)
+		if (p->lanes[i].gil == gil)
+			return &p->lanes[i];
+	if (p->nr_lanes >= MAX_LANES) {
+		/* a lane with nothing open takes the new GIL: what it knew was of a past one */
+		for (i = 1; i < p->nr_lanes; i++) {
+			l = &p->lanes[i];
+			for (k = 0; k < l->nr; k++)
+				if (!l->threads[k].exited && l->threads[k].state != S_IDLE &&
+				    l->threads[k].state != S_UNKNOWN)
+					break;
+			if (k == l->nr) {
+				lane_free(l);
+				lane_init(p, l, gil);
+				return l;
+			}
+		}
+		return best; /* every one busy: the main GIL's (never with CPython's limits) */
+	}
+	if (gil_grow(&p->lanes, &p->cap_lanes, p->nr_lanes + 1, sizeof(*p->lanes)) < 0)
+		return NULL;
+	l = &p->lanes[p->nr_lanes++];
+	lane_init(p, l, gil);
+	return l;
+}
+
+/* Whether @tid is a thread some lane other than @not knows alive. */
+static bool known_elsewhere(const struct gil_pairing *p, const struct lane *not, int32_t tid)
+{
+	const struct thread *t;
+	size_t i;
+
+	for (i = 0; i < p->nr_lanes; i++) {
+		if (&p->lanes[i] == not)
+			continue;
+		t = lookup(&p->lanes[i], tid);
+		if (t && !t->exited)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A thread's first event that did not say which GIL put it in the main GIL's lane: when an
+ * event of another GIL comes while what it opened there is still open, that was this GIL's,
+ * and @t (new in lane @p) takes it over.
+ */
+static void rehome(struct gil_pairing *gp, struct lane *p, struct thread *t)
+{
+	struct thread *u;
+	size_t i;
+
+	for (i = 0; i < gp->nr_lanes; i++) {
+		if (&gp->lanes[i] == p)
+			continue;
+		u = lookup(&gp->lanes[i], t->tid);
+		if (!u || u->exited || !u->guessed ||
+		    (u->state != S_WAIT && u->state != S_HOLD && u->state != S_DROP))
+			continue;
+		set_state(p, t, (enum state)u->state);
+		t->since = u->since;
+		t->flags = u->flags;
+		t->pending_lost = u->pending_lost;
+		t->take_fn = u->take_fn;
+		t->drop_fn = u->drop_fn;
+		t->drop_reason = u->drop_reason;
+		t->last_reason = u->last_reason;
+		set_state(&gp->lanes[i], u, S_IDLE);
+		u->flags = 0;
+		u->guessed = false;
+		return;
+	}
+}
+
 int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts)
 {
-	return gil_pairing_event_attr(p, tid, ev, ts, 0, 0);
+	return gil_pairing_event_gil(p, tid, ev, ts, 0, 0, 0, 0);
 }
 
 int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts,
 			   uint32_t fn, uint8_t reason)
 {
+	return gil_pairing_event_gil(p, tid, ev, ts, fn, reason, 0, 0);
+}
+
+int gil_pairing_event_gil(struct gil_pairing *gp, int32_t tid, enum gil_ev ev, uint64_t ts,
+			  uint32_t fn, uint8_t reason, uint32_t gil, uint32_t interp)
+{
 	const uint32_t bad = GIL_F_TRUNCATED | GIL_F_RESYNC;
-	struct thread *t = lookup(p, tid);
+	struct lane *p = lane_of(gp, tid, gil);
+	struct thread *t;
 	int fresh = 0, ret = 0;
 
-	p->events++;
+	gp->events++;
+	if (!p)
+		return -ENOMEM;
+	t = lookup(p, tid);
 	if (!t) {
 		t = add_thread(p, tid);
 		if (!t)
 			return -ENOMEM;
-		fresh = 1;
+		fresh = !known_elsewhere(gp, p, tid);
+		/* a thread new to this GIL runs in its interpreter until told otherwise */
+		t->interp = gil == GIL_ID_UNKNOWN ? p->gil : gil;
+		if (gil != GIL_ID_UNKNOWN)
+			rehome(gp, p, t);
+		else
+			t->guessed = fresh;
 	} else if (t->exited) {
 		/* The tid was reused by a new thread: it starts idle, and gets its name again. */
 		t->exited = false;
@@ -186,6 +337,11 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 	}
 	if (ts < p->start)
 		ts = p->start;
+	t->seen = gp->events;
+	if (interp != GIL_ID_UNKNOWN && gil != GIL_ID_UNKNOWN) {
+		t->interp = interp;
+		t->guessed = false;
+	}
 
 	switch (ev) {
 	case GIL_EV_TAKE_ENTRY:
@@ -259,48 +415,59 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
 	return ret < 0 ? ret : fresh;
 }
 
-int gil_pairing_exit(struct gil_pairing *p, int32_t tid, uint64_t ts)
-{
-	struct thread *t = lookup(p, tid);
-	int ret;
-
-	if (!t || t->exited)
-		return 0;
-	if (ts < t->since)
-		ts = t->since;
-	ret = close_open(p, t, ts, GIL_F_TRUNCATED);
-	t->exited = true;
-	return ret;
-}
-
-void gil_pairing_lost(struct gil_pairing *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->nr; i++) {
-		if (p->threads[i].exited)
-			continue;
-		if (p->threads[i].state == S_WAIT || p->threads[i].state == S_HOLD ||
-		    p->threads[i].state == S_DROP)
-			p->threads[i].flags |= GIL_F_LOST;
-		else
-			p->threads[i].pending_lost = true;
-	}
-}
-
-int gil_pairing_finish(struct gil_pairing *p, uint64_t end)
+int gil_pairing_exit(struct gil_pairing *gp, int32_t tid, uint64_t ts)
 {
 	struct thread *t;
 	int ret = 0, r;
 	size_t i;
 
-	for (i = 0; i < p->nr; i++) {
-		t = &p->threads[i];
-		if (t->exited)
+	for (i = 0; i < gp->nr_lanes; i++) {
+		t = lookup(&gp->lanes[i], tid);
+		if (!t || t->exited)
 			continue;
-		r = close_open(p, t, end < t->since ? t->since : end, GIL_F_TRUNCATED);
+		r = close_open(&gp->lanes[i], t, ts < t->since ? t->since : ts, GIL_F_TRUNCATED);
+		t->exited = true;
 		if (r < 0 && !ret)
 			ret = r;
+	}
+	return ret;
+}
+
+void gil_pairing_lost(struct gil_pairing *gp)
+{
+	struct lane *p;
+	size_t i, k;
+
+	for (k = 0; k < gp->nr_lanes; k++) {
+		p = &gp->lanes[k];
+		for (i = 0; i < p->nr; i++) {
+			if (p->threads[i].exited)
+				continue;
+			if (p->threads[i].state == S_WAIT || p->threads[i].state == S_HOLD ||
+			    p->threads[i].state == S_DROP)
+				p->threads[i].flags |= GIL_F_LOST;
+			else
+				p->threads[i].pending_lost = true;
+		}
+	}
+}
+
+int gil_pairing_finish(struct gil_pairing *gp, uint64_t end)
+{
+	struct thread *t;
+	int ret = 0, r;
+	size_t i, k;
+
+	for (k = 0; k < gp->nr_lanes; k++) {
+		for (i = 0; i < gp->lanes[k].nr; i++) {
+			t = &gp->lanes[k].threads[i];
+			if (t->exited)
+				continue;
+			r = close_open(&gp->lanes[k], t, end < t->since ? t->since : end,
+				       GIL_F_TRUNCATED);
+			if (r < 0 && !ret)
+				ret = r;
+		}
 	}
 	return ret;
 }
@@ -310,40 +477,55 @@ uint64_t gil_pairing_events(const struct gil_pairing *p)
 	return p->events;
 }
 
-size_t gil_pairing_open(const struct gil_pairing *p, struct gil_open *out, size_t max,
+size_t gil_pairing_open(const struct gil_pairing *gp, struct gil_open *out, size_t max,
 			uint32_t *waiting)
 {
 	static const uint8_t kind[] = { [S_WAIT] = GIL_KIND_TAKE, [S_HOLD] = GIL_KIND_HOLD,
 					[S_DROP] = GIL_KIND_DROP };
 	const struct thread *t;
-	size_t i, n = 0;
+	const struct lane *p;
+	size_t i, k, n = 0;
 
-	for (i = 0; i < p->nr; i++) {
-		t = &p->threads[i];
-		if (t->exited || (t->state != S_WAIT && t->state != S_HOLD && t->state != S_DROP))
-			continue;
-		if (n < max) {
-			out[n].tid = t->tid;
-			out[n].kind = kind[t->state];
-			out[n].since = t->since;
-			out[n].fn = t->state == S_DROP ? t->drop_fn : t->take_fn;
+	*waiting = 0;
+	for (k = 0; k < gp->nr_lanes; k++) {
+		p = &gp->lanes[k];
+		for (i = 0; i < p->nr; i++) {
+			t = &p->threads[i];
+			if (t->exited ||
+			    (t->state != S_WAIT && t->state != S_HOLD && t->state != S_DROP))
+				continue;
+			if (n < max) {
+				out[n].tid = t->tid;
+				out[n].kind = kind[t->state];
+				out[n].since = t->since;
+				out[n].fn = t->state == S_DROP ? t->drop_fn : t->take_fn;
+				out[n].gil = p->gil;
+			}
+			n++;
 		}
-		n++;
+		*waiting += p->waiting;
 	}
-	*waiting = p->waiting;
 	return n;
 }
 
-uint64_t gil_pairing_not_seen(const struct gil_pairing *p)
+uint64_t gil_pairing_not_seen(const struct gil_pairing *gp)
 {
-	return p->not_seen;
+	uint64_t n = 0;
+	size_t k;
+
+	for (k = 0; k < gp->nr_lanes; k++)
+		n += gp->lanes[k].not_seen;
+	return n;
 }
 
-void gil_pairing_free(struct gil_pairing *p)
+void gil_pairing_free(struct gil_pairing *gp)
 {
-	if (!p)
+	size_t k;
+
+	if (!gp)
 		return;
-	free(p->threads);
-	gil_tidindex_free(&p->index);
-	free(p);
+	for (k = 0; k < gp->nr_lanes; k++)
+		lane_free(&gp->lanes[k]);
+	free(gp->lanes);
+	free(gp);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Pairing: a per-thread state machine that turns probe events into take/hold/drop intervals.
+ * Pairing: a per-thread (and per-GIL) state machine that turns probe events into take/hold/drop intervals.
  * It never asserts on order: whatever arrives, it emits well-formed intervals and flags the ones
  * it had to guess the edges of.
  */
@@ -56,6 +56,18 @@ int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64
 int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts,
 			   uint32_t fn, uint8_t reason);
 
+/* As @gil of an event that did not read which GIL: the one the thread's last event was in. */
+#define GIL_ID_UNKNOWN UINT32_MAX
+
+/**
+ * gil_pairing_event_gil - gil_pairing_event_attr() of a process with several GILs (3.12+): the
+ * event is of GIL @gil (the id of the interpreter whose GIL it is, 0 the main one's;
+ * GIL_ID_UNKNOWN: the thread's last), in interpreter @interp. Each GIL pairs its own threads
+ * and counts its own waiters; intervals carry both ids.
+ */
+int gil_pairing_event_gil(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts,
+			  uint32_t fn, uint8_t reason, uint32_t gil, uint32_t interp);
+
 /** gil_pairing_exit - thread @tid exited at @ts: close what it had open (truncated). */
 int gil_pairing_exit(struct gil_pairing *p, int32_t tid, uint64_t ts);
 
@@ -84,12 +96,13 @@ struct gil_open {
 	uint8_t kind;
 	uint64_t since;
 	uint32_t fn;
+	uint32_t gil; /* the GIL's id (0: the main interpreter's) */
 };
 
 /**
  * gil_pairing_open - the intervals open as of the last event fed, at most @max into @out (one
- * per thread that is not between events: a hold per GIL, waits, releases), and in *@waiting
- * the threads waiting now. Returns how many there are; more than @max: ask again with room.
+ * per thread and GIL that is not between events: a hold per GIL, waits, releases), and in
+ * *@waiting the threads waiting now, for any GIL. Returns how many there are; more than @max: ask again with room.
  */
 size_t gil_pairing_open(const struct gil_pairing *p, struct gil_open *out, size_t max,
 			uint32_t *waiting);

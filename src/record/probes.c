@@ -167,6 +167,51 @@ static char *padding(const char *like)
 	return out;
 }
 
+/*
+ * @like with the reads of @own put in place of its arguments of the same name and type, and
+ * an immediate 0 for the others: what lets an entry that reads a few of the arguments of the
+ * entries that read (a take_gil entry: which GIL only) join their event. NULL when an argument
+ * of @own is not in @like, or when one of @like's cannot be an immediate.
+ */
+static char *padding_around(const char *like, const char *own)
+{
+	size_t cap = strlen(like) * 2 + strlen(own) + 8, n = 0, used = 0, nown = 0;
+	const char *a, *eq, *colon, *end, *b, *beq, *bcolon, *bend, *take;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	for (b = own; next_arg(&b, &beq, &bcolon, &bend); b = bend)
+		nown++;
+	for (a = like; next_arg(&a, &eq, &colon, &end); a = end) {
+		if (!eq || !colon)
+			goto fail;
+		take = NULL;
+		for (b = own; next_arg(&b, &beq, &bcolon, &bend); b = bend)
+			if (beq && bcolon && beq - b == eq - a && !memcmp(a, b, (size_t)(eq - a)) &&
+			    bend - bcolon == end - colon && !memcmp(colon, bcolon, (size_t)(end - colon)))
+				take = b;
+		if (take) {
+			n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? " " : "",
+					      (int)(strcspn(take, " ")), take);
+			used++;
+			continue;
+		}
+		if (!colon[1] || !strchr("usxb", colon[1]) || !colon[2] ||
+		    !strchr("0123456789", colon[2]))
+			goto fail;
+		n += (size_t)snprintf(out + n, cap - n, "%s%.*s=\\0%.*s", n ? " " : "",
+				      (int)(eq - a), a, (int)(end - colon), colon);
+	}
+	if (used != nown)
+		goto fail;
+	return out;
+fail:
+	free(out);
+	return NULL;
+}
+
 /* The event an earlier probe (from @from on) made with this signature, to append to; or -1. */
 static int event_to_share(const struct gil_probes *p, size_t from, const char *sig)
 {
@@ -284,8 +329,8 @@ int gil_probes_add(struct gil_probes *p, const char *file, const char *shown, ui
 {
 	struct gil_probe *pr;
 	size_t idx;
-	char *kerr = NULL;
-	int e;
+	char *kerr = NULL, *merged;
+	int e, r;
 
 	if (gil_grow(&p->v, &p->cap, p->nr + 1, sizeof(*p->v)) < 0)
 		return gil_err(err, errlen, "out of memory");
@@ -302,6 +347,25 @@ int gil_probes_add(struct gil_probes *p, const char *file, const char *shown, ui
 	if (!pr->file)
 		return gil_err(err, errlen, "out of memory");
 	p->nr++; /* counted before creating, so that free sees a half-made probe too */
+	/*
+	 * a take_gil entry that reads some of what the drop_gil entries read (which GIL) joins
+	 * their event, the rest zeros; a drop_gil entry keeps all it reads
+	 */
+	if (fn == GIL_FN_TAKE && fetchargs && pad_like && !ret && !p->no_site &&
+	    strcmp(fetchargs, pad_like) &&
+	    (merged = padding_around(pad_like, fetchargs))) {
+		r = create_probe(p, pr, idx, share_from, merged, NULL, &kerr);
+		free(merged);
+		if (r == 0) {
+			pr->fetches = true;
+			pr->created = true;
+			pr->padded = true;
+			pr->pad_keeps = true;
+			return (int)idx;
+		}
+		free(kerr);
+		kerr = NULL;
+	}
 	if (fetchargs) {
 		if (create_probe(p, pr, idx, share_from, fetchargs, NULL, &kerr) == 0) {
 			pr->fetches = true;

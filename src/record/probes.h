@@ -32,6 +32,7 @@ struct gil_probe {
 	int site; /* the value of its gil_site field (its index), or -1 when it has none */
 	bool head; /* it made its event: the one perf events are opened for */
 	bool padded; /* it reads nothing: its fields other than gil_site are immediate zeros */
+	bool pad_keeps; /* padded, but its interpreter fields (gil_ip, gil_gp, gil_iid) are read */
 	char *sig; /* what the kernel compares to append: "p|name:type ..." */
 	struct tracefs_dynevent *dev;
 	bool created;
@@ -55,7 +56,9 @@ struct gil_probes *gil_probes_alloc(void);
  * the file in messages. @fetchargs (NULL: none) are what the kernel reads at each hit
  * (attrib/). It joins the event of a probe made since index @share_from whose fetchargs have
  * the same names and types, or makes its own. An entry without fetchargs joins the event of
- * entries that read @pad_like (NULL: none) where it can, its fields immediate zeros (padded). Returns its index, or -1 with a reason in @err
+ * entries that read @pad_like (NULL: none) where it can, its fields immediate zeros (padded);
+ * so does a take_gil entry whose fetchargs are some of @pad_like's (the others zeros). Returns its index,
+ * or -1 with a reason in @err
  * (the kernel's, from tracefs_error_last, when it refused).
  */
 int gil_probes_add(struct gil_probes *p, const char *file, const char *shown, uint64_t offset,

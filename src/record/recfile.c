@@ -81,6 +81,9 @@ static struct json_object *attribution_json(const struct gil_recorder *rec, cons
 	} else {
 		json_object_object_add(a, GIL_KEY_ATTR_OFFSETS_FROM, NULL);
 	}
+	/* 3.12+: the entries read which interpreter and GIL (intervals of others say so) */
+	if (on && at->layout.ts_interp > 0 && at->layout.interp_own_gil > 0)
+		json_object_object_add(a, GIL_KEY_ATTR_INTERPRETERS, json_object_new_boolean(true));
 	if (why)
 		json_object_object_add(a, GIL_KEY_ATTR_WHY, json_object_new_string(why));
 	return a;

@@ -28,7 +28,8 @@
 #define LAYOUT_FIELDS(X)                                                                           \
 	X(frame) X(ts_frame) X(cframe_current) X(frame_code) X(code_tagged) X(code_name)            \
 	X(qualname) X(code_filename) X(code_firstlineno) X(ob_type) X(tp_name) X(ascii_size)        \
-	X(state) X(compact_bit) X(ascii_bit) X(req) X(req_off)
+	X(state) X(compact_bit) X(ascii_bit) X(req) X(req_off) X(ts_interp) X(interp_id)           \
+	X(interp_own_gil) X(interp_gil)
 
 static void same_layout(const char *what, const struct gil_layout *a, const struct gil_layout *b)
 {

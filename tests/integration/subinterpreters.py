@@ -1,0 +1,168 @@
+"""One GIL per interpreter (3.12+). subinterp.py runs two spinning threads in each of two
+subinterpreters with a GIL of their own, and two in the main interpreter, on pyenv's 3.12
+(_xxsubinterpreters) and 3.13 (_interpreters), and on Debian sid's 3.14 with its -dbg files and
+without (stock); then a subinterpreter that shares the main GIL (legacy config).
+
+- every interval of a spinner says the interpreter the workload says it ran in, and its GIL;
+- the holds of one GIL never overlap, and holds of different GILs do (they run in parallel);
+- the spinners are named (spin) on >= 90% of their releases (stock 3.14: logged only, the
+  releases PyEval_SaveThread makes read the holder of the newest interpreter's GIL);
+- gil-convert: every slice carries args.interp, a "GIL waiters" counter per GIL, and no
+  hand-off arrow joins slices of different GILs;
+- legacy: the subinterpreter's intervals say its id, and the main GIL (0).
+"""
+# giltest: timeout 900
+import json
+from decimal import Decimal as D
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sidroot import *  # noqa: E402,F401,F403
+
+SECONDS = 1.0
+MIN_NAMED = 0.90
+
+
+def spinners(w):
+    """{interp id: [tids]} from the workload's 'interp' lines, up to 'done'."""
+    out = {}
+    while True:
+        line = w.readline(120).strip()
+        if line == "done":
+            return out
+        word, iid, *tids = line.split()
+        check(word == "interp", "workload said %r" % line)
+        out[int(iid)] = [int(t) for t in tids]
+
+
+def check_recording(label, path, interps, legacy=False):
+    header, records, footer = read_recording(path)
+    check(footer is not None and not footer.get("lost"), "%s: footer %s" % (label, footer))
+    check((header.get("attribution") or {}).get("interpreters") is True,
+          "%s: the header does not say interpreters were read: %s"
+          % (label, header.get("attribution")))
+    fns = {r["fn"]["id"]: r["fn"] for r in records if isinstance(r, dict) and "fn" in r}
+    ivs = [r for r in records if isinstance(r, list)]
+    holds, unnamed = {}, []
+    for iid, tids in interps.items():
+        gil = 0 if legacy else iid
+        for tid in tids:
+            mine = [r for r in ivs if r[0] == tid]
+            check(mine, "%s: spinner %d of interpreter %d has no intervals" % (label, tid, iid))
+            wrong = [r for r in mine if (r[7] if len(r) > 8 else 0, r[8] if len(r) > 8 else 0)
+                     != (iid, gil)]
+            # a thread's first take at a site that reads no thread state may be counted in
+            # the main GIL (doc/format.md); nothing more
+            check(len(wrong) <= 1, "%s: %d of %d intervals of spinner %d not in interpreter "
+                  "%d, GIL %d: %s" % (label, len(wrong), len(mine), tid, iid, gil, wrong[:4]))
+            drops = [r for r in mine if r[1] == 2]
+            named = sum(1 for r in drops if len(r) > 5 and fns.get(r[5], {}).get("name") == "spin")
+            # its start and its end release outside spin: 3 at most
+            log("%s: spinner %d (interpreter %d): %d of %d releases name spin%s"
+                % (label, tid, iid, named, len(drops), "" if named >= MIN_NAMED * (len(drops) - 3)
+                   else " (others: %s)" % sorted({str((fns.get(r[5]) or {}).get("unreadable"))
+                                                  for r in drops if len(r) > 5})))
+            if named < MIN_NAMED * (len(drops) - 3):
+                unnamed.append((iid, tid))
+            holds.setdefault(gil, []).extend(r for r in mine if r[1] == 1)
+    exact = lambda r: not r[4] & (F_BEGIN_UNKNOWN | F_TRUNCATED | F_RESYNC)
+    for gil, hs in holds.items():
+        hs = sorted(filter(exact, hs), key=lambda r: r[2])
+        for a, b in zip(hs, hs[1:]):
+            check(a[2] + a[3] <= b[2], "%s: holds of GIL %d overlap: %s %s" % (label, gil, a, b))
+    if not legacy:
+        # different GILs' spinners hold at the same time: parallel
+        overlap = 0
+        a = sorted(filter(exact, holds[1]), key=lambda r: r[2])
+        b = sorted(filter(exact, holds[2]), key=lambda r: r[2])
+        j = 0
+        for x in a:
+            while j < len(b) and b[j][2] + b[j][3] <= x[2]:
+                j += 1
+            k = j
+            while k < len(b) and b[k][2] < x[2] + x[3]:
+                overlap += min(x[2] + x[3], b[k][2] + b[k][3]) - max(x[2], b[k][2])
+                k += 1
+        check(overlap > 0.05e9, "%s: GILs 1 and 2 held together only %d ns" % (label, overlap))
+        log("%s: GILs 1 and 2 held at the same time for %.3f s" % (label, overlap / 1e9))
+    return unnamed
+
+
+def check_convert(label, path, interps, legacy=False):
+    out = path + ".trace.json"
+    r = subprocess.run([GIL_CONVERT, "-o", out, path], capture_output=True, text=True)
+    check(r.returncode == 0, "%s: gil-convert: %s" % (label, r.stderr))
+    with open(out) as f:
+        ev = json.load(f)["traceEvents"]
+    slices = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "gil"]
+    missing = [e for e in slices if "interp" not in e.get("args", {})]
+    check(not missing, "%s: %d slices without args.interp: %s" % (label, len(missing), missing[:2]))
+    counters = {e["name"] for e in ev if e.get("ph") == "C"}
+    want = {"GIL waiters"} | set() if legacy else \
+        {"GIL waiters"} | {"GIL waiters (interp %d)" % i for i in interps if i}
+    check(want <= counters, "%s: counters %s, expected %s" % (label, counters, want))
+    by_tid = {}
+    for e in slices:
+        by_tid.setdefault(e["tid"], []).append(e)
+
+    def gil_at(tid, ts):
+        for e in by_tid.get(tid, []):
+            if D(e["ts"]) <= D(ts) <= D(e["ts"]) + D(e["dur"]):
+                a = e["args"]
+                return a.get("gil", a["interp"])
+        return None
+    starts = {e["id"]: e for e in ev if e.get("ph") == "s"}
+    flows = 0
+    for e in ev:
+        if e.get("ph") != "f" or e["id"] not in starts:
+            continue
+        s = starts[e["id"]]
+        a, b = gil_at(s["tid"], s["ts"]), gil_at(e["tid"], e["ts"])
+        check(a is not None and a == b, "%s: a hand-off joins GIL %s and GIL %s: %s -> %s"
+              % (label, a, b, s, e))
+        flows += 1
+    check(flows > 20, "%s: only %d hand-offs" % (label, flows))
+    log("%s: %d slices with interp, counters %s, %d hand-offs within their GIL"
+        % (label, len(slices), sorted(counters), flows))
+
+
+def record(label, start, legacy=False, stock=False):
+    """@start() -> a started workload; its recording checked and converted."""
+    w = start()
+    rec = FileRecorder("--pid", w.pid)
+    w.go()
+    interps = spinners(w)
+    w.finish()
+    rc = rec.wait()
+    check(rc == 0, "%s: gil-record exited %d: %s" % (label, rc, rec.err))
+    files = rec.files()
+    check(len(files) == 1, "%s: expected one file, got %s" % (label, files))
+    check(sorted(interps) == [0, 1, 2], "%s: interpreters %s" % (label, sorted(interps)))
+    unnamed = check_recording(label, files[0], interps, legacy)
+    # stock builds (no DWARF): the releases that PyEval_SaveThread makes read the GIL's holder
+    # through _PyRuntime.interpreters.head, the newest interpreter: the others' threads are
+    # not named there (issue 24's open part, said in doc/format.md)
+    check(not unnamed or stock, "%s: spinners (interpreter, tid) named spin on < %d%% of their releases: %s"
+          % (label, MIN_NAMED * 100, unnamed))
+    check_convert(label, files[0], interps, legacy)
+    check_no_probes()
+    shutil.rmtree(rec.outdir, ignore_errors=True)
+
+
+require_kernel()
+found = [p for p in pythons(include_system=False) if p[2] >= (3, 12)]
+check(found, "no pyenv CPython 3.12+ found")
+for label, exe, ver in found:
+    record("pyenv %s" % label, lambda: Workload(exe, "subinterp.py", 2, 2, 2, SECONDS))
+label, exe = found[-1][0], found[-1][1]
+record("pyenv %s, legacy (shared GIL)" % label,
+       lambda: Workload(exe, "subinterp.py", 2, 2, 2, SECONDS, "legacy"), legacy=True)
+root = require_sid_root()
+for hide in (False, True):
+    record("sid python3.14, %s" % ("stock" if hide else "with -dbg"),
+           lambda: SidWorkload(root, "/usr/bin/python3.14", "subinterp.py", 2, 2, 2, SECONDS,
+                               hide_debug=hide), stock=hide)
+log("PASS")
