@@ -113,6 +113,9 @@ static struct json_object *proc_json(const struct stats *s, const struct stats_p
 	json_object_object_add(o, "trace_pid", json_object_new_int64(p->pid));
 	json_object_object_add(o, "rank", p->rank >= 0 ? json_object_new_int64(p->rank) : NULL);
 	json_object_object_add(o, "label", json_object_new_string(p->label));
+	/* one entry per GIL of a process with several (3.12+): which one */
+	if (p->gils)
+		json_object_object_add(o, "gil", json_object_new_int64(p->gil));
 	json_object_object_add(o, "path", json_object_new_string(p->path));
 	json_object_object_add(o, "attribution", json_object_new_boolean(p->attributed));
 	json_object_object_add(o, "start_ns", json_object_new_int64(p->lo));

@@ -131,6 +131,7 @@ int stats_begin(struct stats *s, const struct conv_input *ci, const struct clock
 	p = &s->procs[s->nr_procs++];
 	memset(p, 0, sizeof(*p));
 	s->cur = p;
+	s->cur_first = s->nr_procs - 1;
 	p->pid = ci->proc.pid;
 	p->os_pid = ci->proc.os_pid;
 	p->rank = ci->proc.rank;
@@ -230,12 +231,19 @@ int stats_thread(struct stats *s, int32_t tid, const char *name)
 void stats_exit(struct stats *s, int32_t tid)
 {
 	struct stats_thread *t;
+	size_t i;
 
 	if (!s->cur)
 		return;
 	t = thread_get(s->cur, tid);
 	if (t)
 		t->exited = true;
+	for (i = s->cur_first + 1; i < s->nr_procs; i++) {
+		long k = gil_tidindex_find(&s->procs[i].tindex, tid);
+
+		if (k >= 0)
+			s->procs[i].threads[k].exited = true;
+	}
 }
 
 int stats_each_thread(const struct stats *s,
@@ -272,9 +280,52 @@ const char *stats_thread_name(const struct stats *s, size_t proc, int32_t tid)
 
 /* ---- intervals ---- */
 
+/*
+ * The entry of GIL @gil of the current process (3.12+: a subinterpreter's own), made at its
+ * first interval as a copy of the main one's span and bins; NULL on ENOMEM.
+ */
+static struct stats_proc *proc_of_gil(struct stats *s, uint32_t gil)
+{
+	struct stats_proc *p, *base;
+	size_t i;
+	int n;
+
+	if (!gil)
+		return s->cur;
+	for (i = s->cur_first + 1; i < s->nr_procs; i++)
+		if (s->procs[i].gil == gil)
+			return &s->procs[i];
+	if (gil_grow(&s->procs, &s->cap_procs, s->nr_procs + 1, sizeof(*s->procs)) < 0)
+		return NULL;
+	s->cur = base = &s->procs[s->cur_first];
+	p = &s->procs[s->nr_procs++];
+	memset(p, 0, sizeof(*p));
+	base->gils = p->gils = true;
+	p->gil = gil;
+	p->pid = base->pid;
+	p->os_pid = base->os_pid;
+	p->rank = base->rank;
+	p->other.tid = -1;
+	n = asprintf(&p->label, "%s, GIL of interpreter %u", base->label, gil);
+	p->cmdline = base->cmdline ? strdup(base->cmdline) : NULL;
+	p->path = strdup(base->path);
+	p->util = calloc(STATS_BINS, sizeof(*p->util));
+	p->waiters = calloc(STATS_BINS, sizeof(*p->waiters));
+	if (n < 0 || !p->path || !p->util || !p->waiters || (base->cmdline && !p->cmdline))
+		return NULL;
+	p->lo = base->lo;
+	p->hi = base->hi;
+	p->have_lo = base->have_lo;
+	p->have_hi = base->have_hi;
+	p->origin = base->origin;
+	p->width = base->width;
+	p->bins_set = base->bins_set;
+	return p;
+}
+
 int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, int64_t dur)
 {
-	struct stats_proc *p = s->cur;
+	struct stats_proc *p = s->cur ? proc_of_gil(s, iv->gil) : NULL;
 	struct stats_thread *t;
 	struct stats_hold h;
 	struct stats_long_hold lh;
@@ -282,6 +333,8 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	int kind = iv->kind, r = iv->reason < 3 ? iv->reason : 0;
 	int64_t end;
 
+	if (s->cur && !p)
+		return -1;
 	if (!p || kind < 0 || kind > 2)
 		return 0;
 	if (dur < 0)
@@ -290,6 +343,14 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	t = thread_get(p, iv->tid);
 	if (!t)
 		return -1;
+	/* a thread's row under another GIL has the name it has under the main one */
+	if (p != s->cur && !t->name && t->tid >= 0) {
+		long bi = gil_tidindex_find(&s->cur->tindex, iv->tid);
+
+		if (bi >= 0 && s->cur->threads[bi].name &&
+		    !(t->name = strdup(s->cur->threads[bi].name)))
+			return -1;
+	}
 	if (!t->seen || ts < t->first)
 		t->first = ts;
 	if (!t->seen || end > t->last)
@@ -366,6 +427,28 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	}
 }
 
+/* Close GIL entry @p of the process that ends: its span, and what served reading only. */
+static void end_proc(struct stats_proc *p)
+{
+	if (!p->have_lo && p->seen) {
+		p->lo = p->seen_lo;
+		p->have_lo = true;
+	}
+	if (!p->have_hi && p->seen) {
+		p->hi = p->seen_hi;
+		p->have_hi = true;
+	}
+	if (p->have_hi && p->seen && p->seen_hi > p->hi)
+		p->hi = p->seen_hi;
+	free(p->ring);
+	p->ring = NULL;
+	p->ring_cap = p->ring_len = p->ring_head = 0;
+	gil_tidindex_free(&p->tindex);
+	free(p->hindex);
+	p->hindex = NULL;
+	p->hindex_cap = 0;
+}
+
 int stats_end(struct stats *s)
 {
 	struct stats_proc *p = s->cur;
@@ -373,6 +456,9 @@ int stats_end(struct stats *s)
 
 	if (!p)
 		return 0;
+	/* the other GILs' entries: a span of their own when the recording gave none */
+	for (i = s->cur_first + 1; i < s->nr_procs; i++)
+		end_proc(&s->procs[i]);
 	if (!p->have_lo && p->seen) {
 		p->lo = p->seen_lo;
 		p->have_lo = true;

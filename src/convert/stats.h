@@ -193,6 +193,12 @@ struct stats_hold {
 
 struct stats_proc {
 	int64_t pid, os_pid, rank;
+	/*
+	 * Which GIL (3.12+): a process whose subinterpreters have GILs of their own is one
+	 * entry per GIL, each GIL's (the id of the interpreter it is of) after the main one's
+	 */
+	uint32_t gil;
+	bool gils; /* the process has several: this entry is one of them */
 	char *label, *cmdline, *path;
 	int64_t lo, hi; /* recorded span on the output axis */
 	bool have_lo, have_hi;
@@ -276,7 +282,8 @@ struct stats {
 	int64_t window;
 	struct stats_proc *procs;
 	size_t nr_procs, cap_procs;
-	struct stats_proc *cur; /* the process being read */
+	struct stats_proc *cur; /* the process being read: its main GIL's entry */
+	size_t cur_first; /* its index; the entries of its other GILs follow it */
 	struct gil_fnset *fnset; /* the functions of all inputs: global index + 1 is the id */
 	struct stats_fn *fns; /* fns[id - 1] */
 	size_t nr_fns, cap_fns;

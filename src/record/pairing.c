@@ -33,7 +33,8 @@ struct thread {
 	uint64_t since;
 	uint64_t seen; /* the pairing's event count at its last event: its latest lane */
 	uint32_t interp; /* the interpreter it runs in, as its last event said */
-	bool guessed; /* in this lane because its first event did not say which GIL */
+	bool guessed; /* what it has open here began with an event that did not say which GIL
+			 (the lane of its last event was taken) */
 	uint32_t take_fn; /* function at the last take_gil entry */
 	uint32_t drop_fn; /* function at the last drop_gil entry */
 	uint8_t drop_reason; /* and the reason read there */
@@ -261,9 +262,10 @@ static bool known_elsewhere(const struct gil_pairing *p, const struct lane *not,
 }
 
 /*
- * A thread's first event that did not say which GIL put it in the main GIL's lane: when an
- * event of another GIL comes while what it opened there is still open, that was this GIL's,
- * and @t (new in lane @p) takes it over.
+ * A take_gil entry that did not say which GIL went to the lane of the thread's last event (the
+ * main GIL's for its first): when an event of another GIL comes while what it opened there is
+ * still open, that was this GIL's (a thread holds one GIL at a time), and @t, idle in lane @p,
+ * takes it over.
  */
 static void rehome(struct gil_pairing *gp, struct lane *p, struct thread *t)
 {
@@ -290,6 +292,33 @@ static void rehome(struct gil_pairing *gp, struct lane *p, struct thread *t)
 		u->guessed = false;
 		return;
 	}
+}
+
+/*
+ * A thread holds one GIL at a time: an event of GIL @p while @tid still has something open
+ * under another means that one's end was not seen (a release where no probe is). It is closed
+ * here, flagged, and counted as a release not seen.
+ */
+static int close_elsewhere(struct gil_pairing *gp, struct lane *p, int32_t tid, uint64_t ts)
+{
+	const uint32_t bad = GIL_F_TRUNCATED | GIL_F_RESYNC;
+	struct thread *u;
+	size_t i;
+	int ret = 0, r;
+
+	for (i = 0; i < gp->nr_lanes; i++) {
+		if (&gp->lanes[i] == p)
+			continue;
+		u = lookup(&gp->lanes[i], tid);
+		if (!u || u->exited ||
+		    (u->state != S_WAIT && u->state != S_HOLD && u->state != S_DROP))
+			continue;
+		gp->lanes[i].not_seen += u->state == S_HOLD;
+		r = close_open(&gp->lanes[i], u, ts < u->since ? u->since : ts, bad);
+		if (r < 0 && !ret)
+			ret = r;
+	}
+	return ret;
 }
 
 int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts)
@@ -322,10 +351,6 @@ int gil_pairing_event_gil(struct gil_pairing *gp, int32_t tid, enum gil_ev ev, u
 		fresh = !known_elsewhere(gp, p, tid);
 		/* a thread new to this GIL runs in its interpreter until told otherwise */
 		t->interp = gil == GIL_ID_UNKNOWN ? p->gil : gil;
-		if (gil != GIL_ID_UNKNOWN)
-			rehome(gp, p, t);
-		else
-			t->guessed = fresh;
 	} else if (t->exited) {
 		/* The tid was reused by a new thread: it starts idle, and gets its name again. */
 		t->exited = false;
@@ -341,6 +366,13 @@ int gil_pairing_event_gil(struct gil_pairing *gp, int32_t tid, enum gil_ev ev, u
 	if (interp != GIL_ID_UNKNOWN && gil != GIL_ID_UNKNOWN) {
 		t->interp = interp;
 		t->guessed = false;
+		if (t->state == S_UNKNOWN || t->state == S_IDLE)
+			rehome(gp, p, t);
+		ret = gp->nr_lanes > 1 ? close_elsewhere(gp, p, tid, ts) : 0;
+		if (ret < 0)
+			return ret;
+	} else if (ev == GIL_EV_TAKE_ENTRY) {
+		t->guessed = true;
 	}
 
 	switch (ev) {

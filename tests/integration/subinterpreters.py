@@ -125,6 +125,23 @@ def check_convert(label, path, interps, legacy=False):
               % (label, a, b, s, e))
         flows += 1
     check(flows > 20, "%s: only %d hand-offs" % (label, flows))
+    # --summary-json: one entry per GIL, each held about as long as its spinners ran
+    js = path + ".summary.json"
+    r = subprocess.run([GIL_CONVERT, "--summary-json", js, path], capture_output=True, text=True)
+    check(r.returncode == 0, "%s: gil-convert --summary-json: %s" % (label, r.stderr))
+    with open(js) as f:
+        procs = json.load(f)["processes"]
+    gils = {p.get("gil", 0): p for p in procs}
+    check(sorted(gils) == ([0] if legacy else [0, 1, 2]) and len(procs) == len(gils),
+          "%s: summary entries by GIL %s" % (label, [p.get("gil") for p in procs]))
+    for gil, p in sorted(gils.items()):
+        check(p["hold_ns"] >= 0.8e9 * SECONDS, "%s: GIL %d held %d ns, its spinners ran %s s"
+              % (label, gil, p["hold_ns"], SECONDS))
+        spin = set(interps[gil]) if not legacy else {t for ts in interps.values() for t in ts}
+        rows = {t["tid"] for t in p["threads"]}
+        check(spin <= rows, "%s: GIL %d's threads %s lack spinners %s" % (label, gil, rows, spin))
+    log("%s: summary per GIL: %s" % (label, ", ".join("GIL %d held %.3f s, %.2f waiting"
+        % (g, p["hold_ns"] / 1e9, p["average_waiters"]) for g, p in sorted(gils.items()))))
     log("%s: %d slices with interp, counters %s, %d hand-offs within their GIL"
         % (label, len(slices), sorted(counters), flows))
 

@@ -434,6 +434,101 @@ static void test_open_holds_and_waiters(void **state)
 	(void)state;
 }
 
+static void gev(struct gil_pairing *p, int32_t tid, enum gil_ev e, uint64_t ts, uint32_t gil,
+		uint32_t interp)
+{
+	assert_true(gil_pairing_event_gil(p, tid, e, ts, 0, 0, gil, interp) >= 0);
+}
+
+/*
+ * One lane per GIL (3.12+): threads of two GILs hold at the same time and each GIL counts its
+ * own waiters; a thread moving from the main GIL to a subinterpreter's is paired in each;
+ * events that did not read which GIL go to the thread's last; a legacy subinterpreter's
+ * thread (interp 3 on the main GIL) says its interpreter; a thread whose first take read
+ * nothing is moved, open hold and all, to the GIL its next event names; a hold whose release
+ * was not seen ends when the thread's next event is of another GIL.
+ */
+static void test_gil_lanes(void **state)
+{
+	struct gil_pairing *p = fresh();
+	struct gil_open o[8];
+	uint32_t waiting;
+	size_t n, i, holds;
+
+	gev(p, 1, GIL_EV_TAKE_ENTRY, 2000, 0, 0);
+	gev(p, 1, GIL_EV_TAKE_RETURN, 2010, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	gev(p, 2, GIL_EV_TAKE_ENTRY, 2000, 1, 1);
+	gev(p, 2, GIL_EV_TAKE_RETURN, 2020, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	gev(p, 3, GIL_EV_TAKE_ENTRY, 2100, 1, 1); /* waits for GIL 1, not for GIL 0 */
+	n = gil_pairing_open(p, o, 8, &waiting);
+	for (i = holds = 0; i < n; i++)
+		holds += o[i].kind == GIL_KIND_HOLD;
+	assert_int_equal(holds, 2); /* two GILs held at once */
+	assert_int_equal(waiting, 1);
+	gev(p, 2, GIL_EV_DROP_ENTRY, 2500, 1, 1);
+	gev(p, 1, GIL_EV_DROP_ENTRY, 2600, 0, 0);
+	/* 2's hold ended with 3 waiting for GIL 1; 1's with nobody waiting for GIL 0 */
+	for (i = 0; i < (size_t)nr_got; i++) {
+		if (got[i].kind != GIL_KIND_HOLD)
+			continue;
+		assert_int_equal(got[i].waiters, got[i].tid == 2 ? 1 : 0);
+		assert_int_equal(got[i].gil, got[i].tid == 2 ? 1 : 0);
+		assert_int_equal(got[i].interp, got[i].gil);
+	}
+	gev(p, 2, GIL_EV_DROP_RETURN, 2510, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	gev(p, 1, GIL_EV_DROP_RETURN, 2610, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	/* 1 enters subinterpreter 2 (own GIL): a lane of its own there */
+	nr_got = 0;
+	gev(p, 1, GIL_EV_TAKE_ENTRY, 2700, 2, 2);
+	gev(p, 1, GIL_EV_TAKE_RETURN, 2710, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	gev(p, 1, GIL_EV_DROP_ENTRY, 2800, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN); /* not read: its last */
+	assert_int_equal(nr_got, 2);
+	expect(0, 1, GIL_KIND_TAKE, 2700, 10, 0);
+	expect(1, 1, GIL_KIND_HOLD, 2710, 90, 0);
+	assert_int_equal(got[1].gil, 2);
+	assert_int_equal(got[1].interp, 2);
+	gev(p, 1, GIL_EV_DROP_RETURN, 2810, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	/* a legacy subinterpreter (3) shares the main GIL */
+	nr_got = 0;
+	gev(p, 4, GIL_EV_TAKE_ENTRY, 2900, 0, 3);
+	gev(p, 4, GIL_EV_TAKE_RETURN, 2910, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	assert_int_equal(got[0].gil, 0);
+	assert_int_equal(got[0].interp, 3);
+	gev(p, 4, GIL_EV_DROP_ENTRY, 2950, 0, 3);
+	gev(p, 4, GIL_EV_DROP_RETURN, 2960, 0, 3);
+	/* thread 5's first take read nothing: guessed main GIL, moved at its first drop's */
+	nr_got = 0;
+	gev(p, 5, GIL_EV_TAKE_ENTRY, 3000, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	gev(p, 5, GIL_EV_TAKE_RETURN, 3010, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	gev(p, 5, GIL_EV_DROP_ENTRY, 3100, 2, 2);
+	assert_int_equal(nr_got, 2);
+	expect(1, 5, GIL_KIND_HOLD, 3010, 90, 0); /* one hold, whole, on GIL 2 */
+	assert_int_equal(got[1].gil, 2);
+	gev(p, 5, GIL_EV_DROP_RETURN, 3110, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	/* 5 takes the main GIL, then releases GIL 2 where it is: the main GIL's release was not
+	 * seen, and its hold ends there, flagged */
+	nr_got = 0;
+	gev(p, 5, GIL_EV_TAKE_ENTRY, 3200, 0, 0);
+	gev(p, 5, GIL_EV_TAKE_RETURN, 3210, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	assert_int_equal(gil_pairing_not_seen(p), 0);
+	gev(p, 5, GIL_EV_DROP_ENTRY, 3290, 2, 2);
+	expect(1, 5, GIL_KIND_HOLD, 3210, 80, GIL_F_TRUNCATED | GIL_F_RESYNC);
+	assert_int_equal(got[1].gil, 0);
+	assert_int_equal(gil_pairing_not_seen(p), 1);
+	gev(p, 5, GIL_EV_DROP_RETURN, 3295, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	/* an exit closes what the thread has open under every GIL */
+	nr_got = 0;
+	gev(p, 6, GIL_EV_TAKE_ENTRY, 3200, 0, 0);
+	gev(p, 6, GIL_EV_TAKE_RETURN, 3210, GIL_ID_UNKNOWN, GIL_ID_UNKNOWN);
+	gev(p, 7, GIL_EV_TAKE_ENTRY, 3220, 1, 1);
+	assert_int_equal(gil_pairing_exit(p, 6, 3300), 0);
+	assert_int_equal(gil_pairing_finish(p, 4000), 0);
+	assert_int_equal(gil_pairing_open(p, o, 8, &waiting), 0);
+	assert_int_equal(waiting, 0);
+	gil_pairing_free(p);
+	(void)state;
+}
+
 /*
  * The metrics sink: per-thread and process counts by kind and reason, the bound of live
  * threads (the rest summed into the shared row), exited threads folded into it, the held
@@ -619,6 +714,7 @@ int main(void)
 		cmocka_unit_test(test_normal_cycle),
 		cmocka_unit_test(test_exit_sites),
 		cmocka_unit_test(test_open_holds_and_waiters),
+		cmocka_unit_test(test_gil_lanes),
 		cmocka_unit_test(test_metrics_sink),
 		cmocka_unit_test(test_live_sink),
 		cmocka_unit_test(test_attach_mid_hold),

@@ -451,6 +451,70 @@ static void test_general_path(void **state)
 	gil_reader_close(r);
 }
 
+/*
+ * Intervals of other interpreters (3.12+): [..., fn, reason, interp, gil], written only when
+ * one of them is not 0 (fn and reason as zeros without attribution), read back by the fast
+ * path and by the general one (spaces), and ignored past them.
+ */
+static void test_interpreters(void **state)
+{
+	static const struct gil_interval in[] = {
+		{ .tid = 1, .kind = 1, .start = 10, .dur = 5 },
+		{ .tid = 2, .kind = 0, .start = 11, .dur = 6, .interp = 3, .gil = 3 },
+		{ .tid = 2, .kind = 2, .start = 17, .dur = 1, .fn = 7, .reason = 2, .interp = 4 },
+	};
+	static const char general[] =
+		"{\"format\":\"giltrace\",\"version\":1,\"records\":[\n"
+		"[ 9, 1, 5, 5, 0, 0, 0, 6, 6 ],\n[9,2,10,1,0,3,1,6,6,77]\n]}\n";
+	struct json_object *h = json_tokener_parse("{\"pid\":1}");
+	struct gil_record rec;
+	struct gil_rawfile *w;
+	struct gil_reader *r;
+	char err[256], *text;
+	size_t i, n;
+
+	unlinkat(dirfd_, "interp.json", 0);
+	w = gil_rawfile_create(dirfd_, "interp.json", err, sizeof(err));
+	assert_non_null(w);
+	assert_int_equal(gil_rawfile_header(w, h), 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(gil_rawfile_interval(w, &in[i]), 0);
+	gil_rawfile_set_attribution(w, true);
+	assert_int_equal(gil_rawfile_interval(w, &in[2]), 0);
+	assert_int_equal(gil_rawfile_finish(w, h), 0);
+	gil_rawfile_free(w);
+	json_object_put(h);
+	text = get_file("interp.json", &n);
+	assert_non_null(strstr(text, "\n[1,1,10,5,0],\n[2,0,11,6,0,0,0,3,3],\n[2,2,17,1,0,7,2,4,0]"));
+	free(text);
+	r = gil_reader_open(path_of("interp.json"), err, sizeof(err));
+	assert_non_null(r);
+	for (i = 0; i < 3; i++) {
+		do
+			assert_int_equal(gil_reader_next(r, &rec), 1);
+		while (rec.type != GIL_REC_INTERVAL);
+		assert_int_equal(rec.iv.tid, in[i].tid);
+		assert_int_equal(rec.iv.interp, in[i].interp);
+		assert_int_equal(rec.iv.gil, in[i].gil);
+		assert_int_equal(rec.iv.fn, in[i].fn);
+		assert_int_equal(rec.iv.reason, in[i].reason);
+	}
+	gil_reader_close(r);
+	put_file("interp2.json", general, sizeof(general) - 1);
+	r = gil_reader_open(path_of("interp2.json"), err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GIL_REC_INTERVAL);
+	assert_int_equal(rec.iv.interp, 6);
+	assert_int_equal(rec.iv.gil, 6);
+	assert_int_equal(gil_reader_next(r, &rec), 1);
+	assert_int_equal(rec.iv.interp, 6);
+	assert_int_equal(rec.iv.fn, 3);
+	assert_int_equal(gil_reader_next(r, &rec), 0);
+	gil_reader_close(r);
+	(void)state;
+}
+
 /* Function definitions of attribution come out as GIL_REC_FUNCTION, their fields read. */
 static void test_functions(void **state)
 {
@@ -708,6 +772,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_cut_everywhere),
 		cmocka_unit_test(test_large),        cmocka_unit_test(test_general_path),
+		cmocka_unit_test(test_interpreters),
 		cmocka_unit_test(test_functions), cmocka_unit_test(test_systrace),     cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_read_errors),  cmocka_unit_test(test_empty),
 	};

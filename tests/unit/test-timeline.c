@@ -108,6 +108,44 @@ static void test_counter_and_flows(void **state)
 	timeline_free(tl);
 }
 
+/*
+ * Two GILs (3.12+): each its own counter, and a hand-off only between slices of one GIL. GIL 0:
+ * 1 holds, 2 waits, 1 drops at 100 and 2 takes at 105. GIL 5 meanwhile: 3 holds, 4 waits from
+ * 20, 3 drops at 102 and 4 takes at 110. Per process, 1's drop would have gone to 2 and 3's to
+ * nobody; per GIL, each goes to its own waiter.
+ */
+static void test_gils(void **state)
+{
+	struct sink s;
+	struct timeline *tl = start(&s, 1000000, 1000);
+	char c0[256] = "", c5[256] = "", all[512], f[512];
+	int i;
+
+	assert_int_equal(timeline_slice_gil(tl, 1, GIL_KIND_HOLD, 0, 0, 0, 100, 0, 0), 0);
+	assert_int_equal(timeline_slice_gil(tl, 2, GIL_KIND_TAKE, 0, 0, 10, 95, 0, 0), 0);
+	assert_int_equal(timeline_slice_gil(tl, 1, GIL_KIND_DROP, 0, 0, 100, 10, 0, 0), 0);
+	assert_int_equal(timeline_slice_gil(tl, 3, GIL_KIND_HOLD, 0, 0, 0, 102, 5, 5), 0);
+	assert_int_equal(timeline_slice_gil(tl, 4, GIL_KIND_TAKE, 0, 0, 20, 90, 5, 5), 0);
+	assert_int_equal(timeline_slice_gil(tl, 3, GIL_KIND_DROP, 0, 0, 102, 10, 5, 5), 0);
+	assert_int_equal(timeline_end(tl, NULL), 0);
+	for (i = 0; i < s.n; i++) {
+		const struct conv_event *e = &s.ev[i];
+		char *c = e->gil ? c5 : c0;
+
+		if (e->type == CEV_COUNTER)
+			sprintf(c + strlen(c), "%s%lld=%lld", *c ? " " : "", (long long)e->ts,
+				(long long)e->value);
+		if (e->type == CEV_SLICE)
+			assert_int_equal(e->interp, e->tid >= 3 ? 5 : 0);
+	}
+	summary(&s, all, f);
+	assert_string_equal(c0, "10=1 105=0");
+	assert_string_equal(c5, "20=1 110=0");
+	assert_string_equal(f, "1@101>2@104 3@103>4@109");
+	timeline_free(tl);
+	(void)state;
+}
+
 static void test_same_instant(void **state)
 {
 	struct sink s;
@@ -301,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_window),            cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_threads_and_overlap), cmocka_unit_test(test_clockmap),
 		cmocka_unit_test(test_fmt_us),
+		cmocka_unit_test(test_gils),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
