@@ -51,7 +51,8 @@ int attrib_arg_reg(int arch, int i);
 /**
  * attrib_build_fetchargs - the fetchargs of one entry site into @out: ->fetchargs the full set
  * (the function's name, file and line read in the probe), ->pointer the set of the default
- * mode (drop_gil entries: the code object's address; NULL at take_gil, where nothing is read).
+ * mode (the code object's address, and which GIL from 3.12; at take_gil without the request,
+ * and NULL where the thread state is the GIL's holder's).
  * @ts is where the thread state is, @req where the argument holding the drop request is
  * (drop_gil only; kind L_NONE: no class), @delta maps global addresses to file offsets.
  * @check_type reads the code object's type at every version: for a site whose argument

@@ -105,9 +105,8 @@ struct gil_layout {
 /* The fetchargs of one probe site, parallel to gil_symbols.sites. */
 struct gil_attrib_site {
 	char *fetchargs; /* the full set (--attribution=full); NULL: nothing is read here */
-	char *pointer; /* the default set: the code object's address at drop_gil entries; at
-			  take_gil entries (named from the thread's last release) which GIL only
-			  (3.12+), else NULL */
+	char *pointer; /* the default set: the code object's address (and which GIL, 3.12+);
+			  NULL at a take_gil entry that can read only the GIL's holder */
 	const char *why; /* when fetchargs is NULL at an entry: why (static) */
 };
 

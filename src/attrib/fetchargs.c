@@ -332,27 +332,14 @@ int attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 	if (!out->fetchargs)
 		return out->why ? 0 : -1;
 	/*
-	 * at take_gil the function is the one the thread released in: only which GIL it waits
-	 * for is read (the recorder pads the rest to join the drop_gil entries' event)
+	 * At take_gil the default set reads which GIL the thread waits for and the code object
+	 * it will run on with (the one it released in: no Python runs in between), which names
+	 * a release made where the thread state could not be read (record/pairing.c). The
+	 * recorder pads it to join the drop_gil entries' event. The GIL's holder is another
+	 * thread at a take: where that is all there is, nothing is read.
 	 */
-	if (!drop) {
-		struct fa f = { 0 };
-
-		/* the GIL's holder is another thread at a take: nothing of it is this thread's */
-		if (ts->kind != L_CHAIN && !ts->holder)
-			interp_reads(&f, lay, ts, delta);
-		if (f.failed && !f.why) {
-			free(f.buf);
-			free(out->fetchargs);
-			out->fetchargs = NULL;
-			return -1;
-		}
-		if (f.failed)
-			free(f.buf);
-		else
-			out->pointer = f.buf;
+	if (!drop && (ts->kind == L_CHAIN || ts->holder))
 		return 0;
-	}
 	out->pointer = build(lay, ts, req, drop, delta, check_type, true, &why2);
 	if (!out->pointer && !why2) {
 		free(out->fetchargs);

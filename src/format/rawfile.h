@@ -29,6 +29,11 @@ struct gil_interval {
 	uint32_t waiters;
 	uint32_t interp; /* the interpreter's id (0: the main one; 3.12+) */
 	uint32_t gil; /* its GIL's: the id of the interpreter whose GIL it is (0: the main one) */
+	/*
+	 * from the recorder's pairing (not in the file): fn is why the function could not be
+	 * read at this release; the thread's next wait (take_gil) names it
+	 */
+	bool name_later;
 };
 
 /* ---- writer ---- */

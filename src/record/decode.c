@@ -74,8 +74,20 @@ struct gil_decoder {
 	int nr;
 };
 
+/* Whether fetchargs @own ("name=FETCH:type ...") read @name. */
+static bool reads(const char *own, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = own; (p = strstr(p, name)); p += n)
+		if ((p == own || p[-1] == ' ') && p[n] == '=')
+			return true;
+	return false;
+}
+
 struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids,
-				      const uint8_t *padded, int nr)
+				      const char *const *own, int nr)
 {
 	struct gil_decoder *d = calloc(1, sizeof(*d));
 	struct tep_event *ev;
@@ -105,8 +117,7 @@ struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids,
 		if (!ev)
 			continue;
 		for (k = 0; k < F_NR; k++)
-			if (k == F_SITE || !padded || padded[i] == GIL_PAD_NONE ||
-			    (padded[i] == GIL_PAD_BUT_INTERP && k >= F_IP && k <= F_IID))
+			if (k == F_SITE || !own || !own[i] || reads(own[i], field_names[k]))
 				d->fields[i].f[k] = tep_find_field(ev, field_names[k]);
 		d->fields[i].interp = d->fields[i].f[F_IP] && d->fields[i].f[F_GP] &&
 				      d->fields[i].f[F_IID];
@@ -250,6 +261,8 @@ int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_heade
 	if (d->fields[ev->probe].frame || d->fields[ev->probe].pointer ||
 	    d->fields[ev->probe].f[F_REQ])
 		decode_frame(&d->fields[ev->probe], rec.data, s->raw_size, ev);
+	else
+		memset(&ev->frame, 0, sizeof(ev->frame));
 	return 0;
 }
 

@@ -31,23 +31,18 @@ struct gil_event {
 	uint64_t interp_id; /* tstate->interp->id */
 };
 
-/* What of a probe's attribution fields are its own (gil_decoder_alloc's @padded) */
-enum gil_pad {
-	GIL_PAD_NONE = 0, /* all read */
-	GIL_PAD_ALL, /* immediate zeros, but gil_site */
-	GIL_PAD_BUT_INTERP, /* immediate zeros, but gil_site and which GIL (gil_ip, gil_gp, ...) */
-};
 
 struct gil_decoder;
 
 /**
  * gil_decoder_alloc - decode with @tep; @ids[i] is the trace event id of probe i. Probes whose
- * events have the attribution fields (gil_fr, gil_ty, ...) get them decoded, unless @padded[i]
- * (@padded may be NULL; enum gil_pad) says the probe's are immediate zeros. A sample of a multi-probe event
+ * events have the attribution fields (gil_fr, gil_ty, ...) get them decoded, only those that
+ * @own[i] (the probe's own fetchargs, when it joined an event that reads more; "": none of
+ * them, immediate zeros) reads; @own or @own[i] NULL: all of them. A sample of a multi-probe event
  * is the probe its gil_site field names. Pair with gil_decoder_free().
  */
 struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids,
-				      const uint8_t *padded, int nr);
+				      const char *const *own, int nr);
 
 /**
  * gil_decode_sample - fill @ev from PERF_RECORD_SAMPLE @h. Returns 0, or -1 when the sample is

@@ -77,17 +77,30 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		e.ev = rec->ev_of_probe[ev.probe];
 		e.obj = rec->obj_of_probe[ev.probe];
 		/* the strings point into the ring: name the function now */
-		if (ev.has_frame && rec->fntab)
+		if (ev.has_frame && rec->fntab) {
 			e.fn = gil_fntab_intern(rec->fntab, &ev.frame);
-		else if (ev.has_code && rec->coderead && rec->obj_of_probe[ev.probe] >= 0 &&
-			 rec->objects[rec->obj_of_probe[ev.probe]].attrib)
+		} else if (e.ev == GIL_EV_TAKE_ENTRY && rec->coderead) {
+			/*
+			 * a wait is named by the thread's last release; the code object read here
+			 * is looked up only for a release that could not read it (rec_process_one)
+			 */
+			e.fn = GIL_FN_PREVIOUS;
+			if (ev.has_code && ev.frame.frame && !ev.frame.other_thread) {
+				e.code = ev.code;
+				e.frame = ev.frame.frame;
+			}
+		} else if (ev.has_code && rec->coderead && rec->obj_of_probe[ev.probe] >= 0 &&
+			   rec->objects[rec->obj_of_probe[ev.probe]].attrib) {
 			e.fn = gil_coderead_fn(rec->coderead, rec->fntab,
 					       &rec->objects[rec->obj_of_probe[ev.probe]].attrib->layout,
 					       (pid_t)ev.pid, &ev.frame, ev.code, ev.ts);
-		else if (e.ev == GIL_EV_TAKE_ENTRY && rec->coderead)
-			e.fn = GIL_FN_PREVIOUS;
+		}
 		if (e.ev == GIL_EV_DROP_ENTRY && ev.req >= 0)
 			e.reason = ev.req ? GIL_REASON_FORCED : GIL_REASON_VOLUNTARY;
+		/* another thread's state was read: the thread's next take names this release */
+		if (e.ev == GIL_EV_DROP_ENTRY && e.fn && e.fn != GIL_FN_PREVIOUS &&
+		    ev.frame.other_thread)
+			e.fn |= GIL_FN_DEFER;
 		which_gil(rec, &ev, &e);
 		rec->events++;
 		return push(rec, &e);
@@ -171,6 +184,7 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 	struct target *t;
 	char comm[17] = "";
 	size_t i;
+	uint32_t fn;
 	int r;
 
 	if (e->type == Q_LOST) {
@@ -210,7 +224,21 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 		return 0;
 	}
 	t->events++;
-	r = gil_pairing_event_gil(t->pairing, (int32_t)e->tid, (enum gil_ev)e->ev, e->ts, e->fn,
+	fn = e->fn;
+	/* the thread's last release could not read its function: this take's is the same */
+	if (e->ev == GIL_EV_TAKE_ENTRY && e->code && e->obj >= 0 && rec->objects[e->obj].attrib &&
+	    gil_pairing_name_wanted(t->pairing, (int32_t)e->tid)) {
+		struct gil_frame_raw raw = { .tstate = 1, .frame = e->frame };
+
+		fn = gil_coderead_fn(rec->coderead, rec->fntab,
+				     &rec->objects[e->obj].attrib->layout, (pid_t)e->pid, &raw,
+				     e->code, e->ts);
+		if (!fn) {
+			rec_set_err(rec, "out of memory");
+			return -1;
+		}
+	}
+	r = gil_pairing_event_gil(t->pairing, (int32_t)e->tid, (enum gil_ev)e->ev, e->ts, fn,
 				  e->reason, e->gil, e->interp);
 	if (r < 0)
 		goto werr;

@@ -41,7 +41,8 @@
 #include "state.h"
 #include "objcache.h"
 
-#define CACHE_FORMAT 2 /* 2: each site's pointer set too */
+/* 2: each site's pointer set too; 3: take_gil entries read it too (and, 3.12+, which GIL) */
+#define CACHE_FORMAT 3
 #define CACHE_MAX_BYTES (1 << 20) /* an entry: real ones are 2 - 8 KiB */
 #define CACHE_TOTAL_BYTES (8 << 20) /* all of them: past either bound, the oldest go */
 #define CACHE_MAX_ENTRIES 512

@@ -272,7 +272,7 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 int rec_refresh_decoder(struct gil_recorder *rec)
 {
 	struct gil_probes *p = rec->probes;
-	uint8_t *padded;
+	const char **padded;
 	int *ids;
 	size_t i;
 
@@ -288,15 +288,13 @@ int rec_refresh_decoder(struct gil_recorder *rec)
 	rec->obj_of_probe = malloc(p->nr * sizeof(int));
 	if (!ids || !padded || !rec->ev_of_probe || !rec->obj_of_probe) {
 		free(ids);
-		free(padded);
+		free((void *)padded);
 		rec_set_err(rec, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < p->nr; i++) {
 		ids[i] = p->v[i].id;
-		padded[i] = !p->v[i].padded ? GIL_PAD_NONE
-			    : p->v[i].pad_keeps ? GIL_PAD_BUT_INTERP
-						: GIL_PAD_ALL;
+		padded[i] = !p->v[i].padded ? NULL : p->v[i].own ? p->v[i].own : "";
 		rec->ev_of_probe[i] = (uint8_t)ev_of(p->v[i].fn, p->v[i].ret, p->v[i].role_exit);
 		rec->obj_of_probe[i] = -1;
 	}
@@ -311,7 +309,7 @@ int rec_refresh_decoder(struct gil_recorder *rec)
 	gil_decoder_free(rec->dec);
 	rec->dec = gil_decoder_alloc(p->tep, ids, padded, (int)p->nr);
 	free(ids);
-	free(padded);
+	free((void *)padded);
 	if (!rec->dec) {
 		rec_set_err(rec, "out of memory");
 		return -1;

@@ -23,6 +23,7 @@ struct gil_qent {
 	uint8_t reason; /* enum gil_reason, at a drop_gil entry */
 	uint32_t fn; /* function id at an entry, 0: none */
 	uint32_t gil, interp; /* Q_GIL: which GIL and interpreter (GIL_ID_UNKNOWN: not read) */
+	uint64_t code, frame; /* a take_gil entry's code object and frame, as read; 0: none */
 	int32_t obj; /* Q_GIL: the object whose probe fired (rec->objects), -1: none */
 	int32_t cpu; /* Q_LOST */
 	uint64_t count; /* Q_LOST */

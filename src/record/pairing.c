@@ -39,6 +39,9 @@ struct thread {
 	uint32_t drop_fn; /* function at the last drop_gil entry */
 	uint8_t drop_reason; /* and the reason read there */
 	uint8_t last_reason; /* reason of the thread's previous release */
+	/* its release under way could not read its function (GIL_FN_DEFER): see pairing.h */
+	bool deferring;
+	bool name_wanted; /* its last release could not: its next take_gil entry names it */
 };
 
 /* One GIL's threads. */
@@ -148,8 +151,10 @@ static void set_state(struct lane *p, struct thread *t, enum state s)
 	t->state = (uint8_t)s;
 }
 
-static int emit(struct lane *p, struct thread *t, enum gil_kind kind, uint64_t start,
-		uint64_t end, uint32_t flags, uint32_t fn, uint8_t reason)
+/* The interval @t closes now, with what it gathered: into @ivp. */
+static void make_iv(struct lane *p, struct thread *t, enum gil_kind kind, uint64_t start,
+		    uint64_t end, uint32_t flags, uint32_t fn, uint8_t reason,
+		    struct gil_interval *ivp)
 {
 	struct gil_interval iv;
 
@@ -174,8 +179,20 @@ static int emit(struct lane *p, struct thread *t, enum gil_kind kind, uint64_t s
 	iv.interp = t->interp;
 	/* a hold ends before any thread waiting for it stops waiting: these waited during it */
 	iv.waiters = kind == GIL_KIND_HOLD ? p->waiting : 0;
+	/* the hold a release ends and the release: named by the thread's next wait */
+	iv.name_later = t->deferring && kind != GIL_KIND_TAKE;
+	*ivp = iv;
+}
+
+static int emit(struct lane *p, struct thread *t, enum gil_kind kind, uint64_t start,
+		uint64_t end, uint32_t flags, uint32_t fn, uint8_t reason)
+{
+	struct gil_interval iv;
+
+	make_iv(p, t, kind, start, end, flags, fn, reason, &iv);
 	return p->emit ? p->emit(p->ctx, &iv) : 0;
 }
+
 
 static void enter(struct lane *p, struct thread *t, enum state s, uint64_t ts,
 		  uint32_t flags)
@@ -374,9 +391,14 @@ int gil_pairing_event_gil(struct gil_pairing *gp, int32_t tid, enum gil_ev ev, u
 	} else if (ev == GIL_EV_TAKE_ENTRY) {
 		t->guessed = true;
 	}
+	/* a deferred release ends with its drop interval, or with anything else that comes */
+	if (t->deferring && !(t->state == S_DROP &&
+			      (ev == GIL_EV_DROP_RETURN || ev == GIL_EV_DROP_EXIT)))
+		t->deferring = false;
 
 	switch (ev) {
 	case GIL_EV_TAKE_ENTRY:
+		t->name_wanted = false;
 		/* Anything open now lacks its end: a missed return or a missed drop. */
 		p->not_seen += t->state == S_HOLD;
 		if (t->state != S_UNKNOWN && t->state != S_IDLE)
@@ -403,10 +425,15 @@ int gil_pairing_event_gil(struct gil_pairing *gp, int32_t tid, enum gil_ev ev, u
 		}
 		break;
 	case GIL_EV_DROP_ENTRY:
+		t->deferring = fn != GIL_FN_PREVIOUS && (fn & GIL_FN_DEFER);
+		t->name_wanted = t->deferring;
+		if (fn != GIL_FN_PREVIOUS)
+			fn &= ~GIL_FN_DEFER;
 		if (t->state == S_HOLD) {
 			ret = emit(p, t, GIL_KIND_HOLD, t->since, ts, 0, fn, reason);
 		} else if (t->state == S_UNKNOWN) {
-			ret = emit(p, t, GIL_KIND_HOLD, p->start, ts, GIL_F_BEGIN_UNKNOWN, fn, reason);
+			ret = emit(p, t, GIL_KIND_HOLD, p->start, ts, GIL_F_BEGIN_UNKNOWN, fn,
+					    reason);
 		} else {
 			ret = close_open(p, t, ts, bad);
 			t->flags |= GIL_F_RESYNC;
@@ -424,14 +451,18 @@ int gil_pairing_event_gil(struct gil_pairing *gp, int32_t tid, enum gil_ev ev, u
 		break;
 	case GIL_EV_DROP_EXIT:
 		if (t->state == S_DROP) {
-			ret = emit(p, t, GIL_KIND_DROP, t->since, ts, 0, t->drop_fn, t->drop_reason);
+			ret = emit(p, t, GIL_KIND_DROP, t->since, ts, 0, t->drop_fn,
+					    t->drop_reason);
+			t->deferring = false;
 			set_state(p, t, S_IDLE);
 			t->flags = 0;
 		}
 		break;
 	case GIL_EV_DROP_RETURN:
 		if (t->state == S_DROP) {
-			ret = emit(p, t, GIL_KIND_DROP, t->since, ts, 0, t->drop_fn, t->drop_reason);
+			ret = emit(p, t, GIL_KIND_DROP, t->since, ts, 0, t->drop_fn,
+					    t->drop_reason);
+			t->deferring = false;
 		} else if (t->state == S_UNKNOWN) {
 			ret = emit(p, t, GIL_KIND_DROP, p->start, ts, GIL_F_BEGIN_UNKNOWN, 0, 0);
 		} else if (t->state != S_IDLE) {
@@ -502,6 +533,19 @@ int gil_pairing_finish(struct gil_pairing *gp, uint64_t end)
 		}
 	}
 	return ret;
+}
+
+bool gil_pairing_name_wanted(const struct gil_pairing *gp, int32_t tid)
+{
+	const struct thread *t, *last = NULL;
+	size_t i;
+
+	for (i = 0; i < gp->nr_lanes; i++) {
+		t = lookup(&gp->lanes[i], tid);
+		if (t && !t->exited && (!last || t->seen > last->seen))
+			last = t;
+	}
+	return last && last->name_wanted;
 }
 
 uint64_t gil_pairing_events(const struct gil_pairing *p)

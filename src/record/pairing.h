@@ -46,6 +46,15 @@ int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64
 /* As @fn of a take_gil entry: the function of the thread's last release (attribution fast). */
 #define GIL_FN_PREVIOUS UINT32_MAX
 
+/*
+ * Or'ed into @fn of a drop_gil entry whose function could not be read (the thread state read
+ * was another thread's: a stock build's PyEval_SaveThread with several interpreters): the
+ * hold it ends and the release say name_later, and keep @fn (why) until the sinks that name
+ * functions in files see the thread's next wait, whose function is the same (no Python runs
+ * in between a release and the next take).
+ */
+#define GIL_FN_DEFER 0x80000000u
+
 /**
  * gil_pairing_event_attr - gil_pairing_event() with what the probe read at an entry: @fn the
  * function id (0: none) and @reason (enum gil_reason, drop_gil entries). Intervals get them:
@@ -76,6 +85,12 @@ void gil_pairing_lost(struct gil_pairing *p);
 
 /** gil_pairing_finish - the recording ended at @end: close every open interval (truncated). */
 int gil_pairing_finish(struct gil_pairing *p, uint64_t end);
+
+/**
+ * gil_pairing_name_wanted - whether @tid's last release could not read its function
+ * (GIL_FN_DEFER): then the function at its next take_gil entry is wanted, to name it.
+ */
+bool gil_pairing_name_wanted(const struct gil_pairing *p, int32_t tid);
 
 /** gil_pairing_events - events fed so far. */
 uint64_t gil_pairing_events(const struct gil_pairing *p);

@@ -356,11 +356,12 @@ int gil_probes_add(struct gil_probes *p, const char *file, const char *shown, ui
 	    (merged = padding_around(pad_like, fetchargs))) {
 		r = create_probe(p, pr, idx, share_from, merged, NULL, &kerr);
 		free(merged);
+		if (r == 0 && !(pr->own = strdup(fetchargs)))
+			return gil_err(err, errlen, "out of memory");
 		if (r == 0) {
 			pr->fetches = true;
 			pr->created = true;
 			pr->padded = true;
-			pr->pad_keeps = true;
 			return (int)idx;
 		}
 		free(kerr);
@@ -458,6 +459,7 @@ void gil_probes_free(struct gil_probes *p)
 		tracefs_dynevent_free(p->v[i].dev);
 		free(p->v[i].file);
 		free(p->v[i].sig);
+		free(p->v[i].own);
 	}
 	if (p->tep)
 		tep_free(p->tep);

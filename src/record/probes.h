@@ -32,7 +32,8 @@ struct gil_probe {
 	int site; /* the value of its gil_site field (its index), or -1 when it has none */
 	bool head; /* it made its event: the one perf events are opened for */
 	bool padded; /* it reads nothing: its fields other than gil_site are immediate zeros */
-	bool pad_keeps; /* padded, but its interpreter fields (gil_ip, gil_gp, gil_iid) are read */
+	char *own; /* padded, but these of the event's arguments are its own reads (a take_gil
+		      entry's: which GIL, its frame), else NULL */
 	char *sig; /* what the kernel compares to append: "p|name:type ..." */
 	struct tracefs_dynevent *dev;
 	bool created;

@@ -3,8 +3,9 @@
 """The shape of what gil-record writes is unchanged: on one interpreter and workload, the
 header's and footer's keys (in order, with the type of each value, nested), the kinds of record
 and the length of each interval record equal tests/data/identical/record-schema.json, written by
-64daf00 before the source tree was reorganised (0.2 added attribution.mode and the unnamed
-function record's shape). Values differ from run to run; the schema must
+64daf00 before the source tree was reorganised (0.2 added attribution.mode, the unnamed
+function record's shape and, from 3.12, attribution.interpreters). Values differ from run to
+run; the schema must
 not, unless a change means it to (then --update, and doc/format.md says what changed)."""
 import json
 import os
