@@ -9,7 +9,10 @@ os.read(/dev/zero, 1): 4 probe hits per call):
   none        no fetchargs at any site (--no-attribution)
   full        name, file and line read at every take_gil and drop_gil entry (--attribution=full)
   pointer     the frame and the code object's address at drop_gil entries, and the drop
-              request; nothing at take_gil (--attribution=fast, the default)
+              request; nothing at take_gil (--attribution=fast, the default up to 0.1)
+  pointer+take  0.2's default: pointer, and at every entry which GIL (tstate->interp, its
+              ceval.gil and id: 3.12+), and at take_gil entries the frame and the code object
+              too (what names a release that could not read them)
   pointer+1   pointer, and one more read through the code object (what a second check read in
               the probe would cost)
 Each set is counted by perf stat (the probes' cost, no record) and drained by the minimal
@@ -48,7 +51,7 @@ def derefs(expr):
     return expr.count("(")
 
 
-TYPE_BYTES = {"x64": 8, "u64": 8, "s32": 4, "u32": 4}
+TYPE_BYTES = {"x64": 8, "u64": 8, "s64": 8, "s32": 4, "u32": 4}
 
 
 def variant(sites, kind):
@@ -59,16 +62,20 @@ def variant(sites, kind):
         keep = []
         if kind == "full":
             keep = [(n, e, t) for n, (e, t) in f.items()]
-        elif kind.startswith("pointer") and ev.startswith("drop") and k == "p" and f:
+        elif kind.startswith("pointer") and k == "p" and f and \
+                (ev.startswith("drop") or kind == "pointer+take"):
             code = code_expr(f)
-            for n in ("gil_ts", "gil_htid", "gil_fr"):
+            names = ("gil_ts", "gil_htid", "gil_fr")
+            if kind == "pointer+take":
+                names += ("gil_ip", "gil_gp", "gil_iid")
+            for n in names:
                 if n in f:
                     keep.append((n, f[n][0], f[n][1]))
             if code:
                 keep.append(("gil_code", code, "x64"))
                 if kind == "pointer+1":
                     keep.append(("gil_qn", "+%d(%s)" % (8, code), "x64"))
-            if "gil_req" in f:
+            if "gil_req" in f and ev.startswith("drop"):
                 keep.append(("gil_req", f["gil_req"][0], f["gil_req"][1]))
         line_args = " ".join("%s=%s:%s" % x for x in keep)
         for n, e, t in keep:
@@ -85,7 +92,7 @@ def main():
     if not B.minreader_path():
         B.skip("no C compiler for bench/minreader.c")
     sites = B.probe_sites(python, ["--attribution=full"])  # every read: the others derive
-    kinds = ["none", "pointer", "pointer+1", "full"]
+    kinds = ["none", "pointer", "pointer+take", "pointer+1", "full"]
     groups, tracers, meta = [], [B.NoTracer()], {}
     tracers[0].name = "untraced"
     try:

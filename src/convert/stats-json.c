@@ -76,6 +76,23 @@ static struct json_object *thread_json(const struct stats *s, const struct stats
 			       u64(t->held_by_reason[GIL_REASON_FORCED]));
 	json_object_object_add(o, "held_before_voluntary_ns",
 			       u64(t->held_by_reason[GIL_REASON_VOLUNTARY]));
+	/* a thread that ran in several interpreters (3.12+): its time in each */
+	if (t->nr_interps > 1 || t->interps_folded) {
+		struct json_object *in = json_object_new_array(), *e;
+		uint8_t k;
+
+		for (k = 0; k < t->nr_interps; k++) {
+			e = json_object_new_object();
+			json_object_object_add(e, "interp", json_object_new_int64(t->interp[k]));
+			json_object_object_add(e, "wait_ns", u64(t->interp_ns[k][GIL_KIND_TAKE]));
+			json_object_object_add(e, "hold_ns", u64(t->interp_ns[k][GIL_KIND_HOLD]));
+			json_object_object_add(e, "release_ns", u64(t->interp_ns[k][GIL_KIND_DROP]));
+			json_object_array_add(in, e);
+		}
+		json_object_object_add(o, "interpreters", in);
+		if (t->interps_folded)
+			json_object_object_add(o, "interpreters_folded", json_object_new_boolean(1));
+	}
 	add_hist(o, "wait", &t->wait);
 	add_hist(o, "hold", &t->hold);
 	fi = stats_thread_top_fn(t, &sh);

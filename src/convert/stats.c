@@ -370,6 +370,18 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	fit_bins(p, end);
 	t->ns[kind] += (uint64_t)dur;
 	t->count[kind]++;
+	{
+		uint8_t k;
+
+		for (k = 0; k < t->nr_interps && t->interp[k] != iv->interp; k++)
+			;
+		if (k == t->nr_interps && k < STATS_THREAD_INTERPS)
+			t->interp[t->nr_interps++] = iv->interp;
+		if (k < t->nr_interps)
+			t->interp_ns[k][kind] += (uint64_t)dur;
+		else
+			t->interps_folded = true;
+	}
 	p->ns[kind] += (uint64_t)dur;
 	p->count[kind]++;
 	if (iv->flags & (GIL_F_RESYNC | GIL_F_LOST))

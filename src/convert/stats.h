@@ -150,6 +150,7 @@ struct stats_handoff *stats_handoffs_sorted(const struct stats_proc *p);
 #define STATS_MAX_THREADS 4096 /* threads of a process with their own row; others folded */
 #define STATS_TOP 20 /* entries in the top lists */
 #define STATS_THREAD_FNS 8 /* functions tracked per thread for its "mostly in" */
+#define STATS_THREAD_INTERPS 4 /* interpreters a thread's time is split by (3.12+) */
 
 struct stats_hist {
 	uint32_t *b; /* STATS_HBUCKETS counts, allocated at the first value */
@@ -178,6 +179,15 @@ struct stats_thread {
 	uint32_t top_fn[STATS_THREAD_FNS];
 	uint64_t top_ns[STATS_THREAD_FNS];
 	uint64_t fn_ns; /* wait + hold ns with a function */
+	/*
+	 * Its time by the interpreter it ran in (3.12+: a thread may enter several, on one GIL
+	 * or on theirs): the first STATS_THREAD_INTERPS, per enum gil_kind; later ones are in
+	 * its totals only (interps_folded)
+	 */
+	uint32_t interp[STATS_THREAD_INTERPS];
+	uint64_t interp_ns[STATS_THREAD_INTERPS][3];
+	uint8_t nr_interps;
+	bool interps_folded;
 };
 
 struct stats_handoff {

@@ -1,7 +1,8 @@
 """One GIL per interpreter (3.12+). subinterp.py runs two spinning threads in each of two
 subinterpreters with a GIL of their own, and two in the main interpreter, on pyenv's 3.12
 (_xxsubinterpreters) and 3.13 (_interpreters), and on Debian sid's 3.14 with its -dbg files and
-without (stock); then a subinterpreter that shares the main GIL (legacy config).
+without (stock, and stock with --attribution=full); then a subinterpreter that shares the main
+GIL (legacy config).
 
 - every interval of a spinner says the interpreter the workload says it ran in, and its GIL;
 - the holds of one GIL never overlap, and holds of different GILs do (they run in parallel);
@@ -28,15 +29,19 @@ MIN_NAMED = 0.90
 
 
 def spinners(w):
-    """{interp id: [tids]} from the workload's 'interp' lines, up to 'done'."""
-    out = {}
+    """({interp id: [spinner tids]}, {interp id: the tid that entered it}) from the workload's
+    'interp' and 'enter' lines, up to 'done'."""
+    out, enters = {}, {}
     while True:
         line = w.readline(120).strip()
         if line == "done":
-            return out
+            return out, enters
         word, iid, *tids = line.split()
-        check(word == "interp", "workload said %r" % line)
-        out[int(iid)] = [int(t) for t in tids]
+        check(word in ("interp", "enter"), "workload said %r" % line)
+        if word == "enter":
+            enters[int(iid)] = int(tids[0])
+        else:
+            out[int(iid)] = [int(t) for t in tids]
 
 
 def check_recording(label, path, interps, legacy=False):
@@ -92,7 +97,7 @@ def check_recording(label, path, interps, legacy=False):
     return unnamed
 
 
-def check_convert(label, path, interps, legacy=False):
+def check_convert(label, path, interps, legacy=False, enters=None):
     out = path + ".trace.json"
     r = subprocess.run([GIL_CONVERT, "-o", out, path], capture_output=True, text=True)
     check(r.returncode == 0, "%s: gil-convert: %s" % (label, r.stderr))
@@ -141,18 +146,35 @@ def check_convert(label, path, interps, legacy=False):
         spin = set(interps[gil]) if not legacy else {t for ts in interps.values() for t in ts}
         rows = {t["tid"] for t in p["threads"]}
         check(spin <= rows, "%s: GIL %d's threads %s lack spinners %s" % (label, gil, rows, spin))
+    # a main-interpreter thread ran each subinterpreter's code: its time is split by them
+    for iid, tid in sorted(enters.items()):
+        if legacy:
+            row = [t for t in gils[0]["threads"] if t["tid"] == tid]
+            split = row[0].get("interpreters", []) if row else []
+            check({i["interp"] for i in split} == {0, iid},
+                  "%s: thread %d's time is not split by interpreter (0, %d): %s"
+                  % (label, tid, iid, row))
+            check(sum(i["hold_ns"] for i in split) == row[0]["hold_ns"],
+                  "%s: thread %d's holds by interpreter do not add up: %s" % (label, tid, row))
+            log("%s: thread %d by interpreter: %s" % (label, tid, ", ".join(
+                "%d held %.3f ms" % (i["interp"], i["hold_ns"] / 1e6) for i in split)))
+        else:
+            for gil in (0, iid):
+                check(tid in {t["tid"] for t in gils[gil]["threads"]},
+                      "%s: thread %d, which entered interpreter %d, has no row under GIL %d"
+                      % (label, tid, iid, gil))
     log("%s: summary per GIL: %s" % (label, ", ".join("GIL %d held %.3f s, %.2f waiting"
         % (g, p["hold_ns"] / 1e9, p["average_waiters"]) for g, p in sorted(gils.items()))))
     log("%s: %d slices with interp, counters %s, %d hand-offs within their GIL"
         % (label, len(slices), sorted(counters), flows))
 
 
-def record(label, start, legacy=False):
-    """@start() -> a started workload; its recording checked and converted."""
+def record(label, start, legacy=False, extra=()):
+    """@start() -> a started workload; its recording (gil-record @extra) checked, converted."""
     w = start()
-    rec = FileRecorder("--pid", w.pid)
+    rec = FileRecorder("--pid", w.pid, *extra)
     w.go()
-    interps = spinners(w)
+    interps, enters = spinners(w)
     w.finish()
     rc = rec.wait()
     check(rc == 0, "%s: gil-record exited %d: %s" % (label, rc, rec.err))
@@ -162,7 +184,7 @@ def record(label, start, legacy=False):
     unnamed = check_recording(label, files[0], interps, legacy)
     check(not unnamed, "%s: spinners (interpreter, tid) named spin on < %d%% of their releases: %s"
           % (label, MIN_NAMED * 100, unnamed))
-    check_convert(label, files[0], interps, legacy)
+    check_convert(label, files[0], interps, legacy, enters)
     check_no_probes()
     shutil.rmtree(rec.outdir, ignore_errors=True)
 
@@ -180,4 +202,8 @@ for hide in (False, True):
     record("sid python3.14, %s" % ("stock" if hide else "with -dbg"),
            lambda: SidWorkload(root, "/usr/bin/python3.14", "subinterp.py", 2, 2, 2, SECONDS,
                                hide_debug=hide))
+# the stock build again, the probes reading the names themselves
+record("sid python3.14, stock, --attribution=full",
+       lambda: SidWorkload(root, "/usr/bin/python3.14", "subinterp.py", 2, 2, 2, SECONDS,
+                           hide_debug=True), extra=("--attribution=full",))
 log("PASS")

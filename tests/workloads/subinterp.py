@@ -4,8 +4,9 @@ Usage: subinterp.py SUBS PER MAIN SECONDS [legacy]. Creates SUBS subinterpreters
 _xxsubinterpreters, 3.13's _interpreters, 3.14's concurrent.interpreters' module), each with a
 GIL of its own, or sharing the main one with "legacy". Prints 'ready <pid>', waits for a line,
 then runs PER threads spinning SECONDS in each subinterpreter and MAIN in the main interpreter,
-prints one line per interpreter, 'interp <id> <tid> <tid>...' (main is 0), then 'done', waits for stdin to close and
-exits at once.
+prints one line per interpreter, 'interp <id> <tid> <tid>...' (main is 0), one per thread of
+the main interpreter that ran a subinterpreter's code, 'enter <id> <tid>', then 'done', waits
+for stdin to close and exits at once.
 """
 import os
 import sys
@@ -58,6 +59,7 @@ for t in ts:
 
 
 def in_sub(iid):
+    os.write(wfd, b"e %d %d\n" % (int(iid), threading.get_native_id()))
     go.wait()
     run(iid, SUB % (wfd, int(iid), seconds, int(iid), per))
 
@@ -83,13 +85,19 @@ go.set()
 for t in threads:
     t.join()
 os.close(wfd)
-tids = {}
+tids, enters = {}, {}
 with os.fdopen(rfd) as f:
     for line in f:
+        if line.startswith("e "):
+            _, iid, tid = line.split()
+            enters[int(iid)] = int(tid)
+            continue
         iid, tid = line.split()
         tids.setdefault(int(iid), []).append(int(tid))
 for iid in sorted(tids):
     sys.stdout.write("interp %d %s\n" % (iid, " ".join(str(t) for t in tids[iid])))
+for iid in sorted(enters):
+    sys.stdout.write("enter %d %d\n" % (iid, enters[iid]))
 sys.stdout.write("done\n")
 sys.stdout.flush()
 sys.stdin.read()
