@@ -10,9 +10,10 @@ os.read(/dev/zero, 1): 4 probe hits per call):
   full        name, file and line read at every take_gil and drop_gil entry (--attribution=full)
   pointer     the frame and the code object's address at drop_gil entries, and the drop
               request; nothing at take_gil (--attribution=fast, the default up to 0.1)
-  pointer+take  0.2's default: pointer, and at every entry which GIL (tstate->interp, its
-              ceval.gil and id: 3.12+), and at take_gil entries the frame and the code object
-              too (what names a release that could not read them)
+  default     gil-record's own default sites as it defines them (0.2: pointer, and at
+              take_gil entries which GIL: tstate->interp, its ceval.gil and id, 3.12+; the
+              frame and the code object too where a release found from the code reads the
+              GIL's holder)
   pointer+1   pointer, and one more read through the code object (what a second check read in
               the probe would cost)
 Each set is counted by perf stat (the probes' cost, no record) and drained by the minimal
@@ -59,29 +60,32 @@ def variant(sites, kind):
     out, reads, size = [], 0, 0
     for k, ev, loc, args in sites:
         f = fields(args) if args else {}
+        # take_gil's and drop_gil's entries share an event (entry_N): only a drop_gil entry
+        # reads the drop request (a take_gil entry's is an immediate 0)
+        is_drop = ev.startswith("drop") or \
+            ("gil_req" in f and not f["gil_req"][0].startswith("\\"))
         keep = []
         if kind == "full":
             keep = [(n, e, t) for n, (e, t) in f.items()]
-        elif kind.startswith("pointer") and k == "p" and f and \
-                (ev.startswith("drop") or kind == "pointer+take"):
+        elif kind == "default":
+            keep = [(n, e, t) for n, (e, t) in f.items() if not e.startswith("\\")]
+        elif kind.startswith("pointer") and k == "p" and f and is_drop:
             code = code_expr(f)
-            names = ("gil_ts", "gil_htid", "gil_fr")
-            if kind == "pointer+take":
-                names += ("gil_ip", "gil_gp", "gil_iid")
-            for n in names:
+            for n in ("gil_ts", "gil_htid", "gil_fr"):
                 if n in f:
                     keep.append((n, f[n][0], f[n][1]))
             if code:
                 keep.append(("gil_code", code, "x64"))
                 if kind == "pointer+1":
                     keep.append(("gil_qn", "+%d(%s)" % (8, code), "x64"))
-            if "gil_req" in f and ev.startswith("drop"):
+            if "gil_req" in f and is_drop:
                 keep.append(("gil_req", f["gil_req"][0], f["gil_req"][1]))
         line_args = " ".join("%s=%s:%s" % x for x in keep)
         for n, e, t in keep:
             reads += derefs(e)
             size += TYPE_BYTES.get(t, 4 if t != "string" else 24)
-        out.append((k, ev, loc, line_args))
+        # an event per site: the sites of one of gil-record's events now read different sets
+        out.append((k, "%s_s%d" % (ev, len(out)), loc, line_args))
     return out, reads, size
 
 
@@ -92,12 +96,13 @@ def main():
     if not B.minreader_path():
         B.skip("no C compiler for bench/minreader.c")
     sites = B.probe_sites(python, ["--attribution=full"])  # every read: the others derive
-    kinds = ["none", "pointer", "pointer+take", "pointer+1", "full"]
+    default = B.probe_sites(python)
+    kinds = ["none", "pointer", "default", "pointer+1", "full"]
     groups, tracers, meta = [], [B.NoTracer()], {}
     tracers[0].name = "untraced"
     try:
         for kind in kinds:
-            vs, reads, size = variant(sites, kind)
+            vs, reads, size = variant(default if kind == "default" else sites, kind)
             g = B.ProbeGroup(vs, suffix=kind.replace("+", "p"))
             groups.append(g)
             meta[kind] = (reads, size)

@@ -3,8 +3,8 @@
  * LD_PRELOAD fault injection for gil-record's setup steps. GIL_FAULT=STEP:N makes the Nth call
  * of STEP fail (STEP:N+ the Nth and every later one, STEP:N-M the Nth to the Mth): perf_event_open, ring_mmap (a shared mapping of an fd), set_output (the
  * PERF_EVENT_IOC_SET_OUTPUT ioctl), enable (PERF_EVENT_IOC_ENABLE), probe_write (a uprobe
- * definition written to uprobe_events), fetch_write (one with attribution's fetchargs, as a
- * kernel that refuses them would), output_create (creating a .json file), and vanish: the
+ * definition written to uprobe_events), fetch_write (one with attribution's fetchargs, the
+ * frame's or which GIL's, as a kernel that refuses them would), output_create (creating a .json file), and vanish: the
  * first perf_event_open or pidfd_open on process GIL_FAULT_PID kills that process (it exits
  * while being attached) and fails.
  */
@@ -115,7 +115,8 @@ ssize_t write(int fd, const void *buf, size_t n)
 			path[len] = '\0';
 			if ((strstr(path, "uprobe_events") || strstr(path, "dynamic_events")) &&
 			    (hit("probe_write") ||
-			     (memmem(buf, n, " gil_fr=", 8) && hit("fetch_write")))) {
+			     ((memmem(buf, n, " gil_fr=", 8) || memmem(buf, n, " gil_ip=", 8)) &&
+			      hit("fetch_write")))) {
 				errno = EINVAL;
 				return -1;
 			}

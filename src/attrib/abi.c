@@ -78,7 +78,7 @@ static bool stand_in(const struct gil_site *s, const char *name)
  * (the recorded native thread id proves it per hit); so is it at the entry of a drop_gil the
  * code gave (callgraph.c) from 3.13 on, where LTO's clones leave its arguments unknown.
  */
-static bool abi_fallback(const struct gil_attrib *a, const struct gil_site *s, struct gil_elf *obj,
+static bool abi_fallback(struct gil_attrib *a, const struct gil_site *s, struct gil_elf *obj,
 			 struct loc *ts, struct loc *req, int64_t *delta)
 {
 	const struct gil_layout *l = &a->layout;
@@ -108,6 +108,7 @@ static bool abi_fallback(const struct gil_attrib *a, const struct gil_site *s, s
 	    !l->ts_native_tid || gil_elf_text_delta(obj->elf, s->addr, delta) < 0)
 		return false;
 	ts->kind = L_CHAIN;
+	a->defers = true;
 	ts->addr = l->runtime_addr + (uint64_t)l->rt_interp_head;
 	ts->chain[0] = l->interp_gil;
 	ts->chain[1] = l->gil_holder;

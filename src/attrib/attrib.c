@@ -129,8 +129,17 @@ int gil_attrib_read_elf(const struct gil_symbols *syms, struct gil_elf *obj,
 	if (!a->from || attrib_abi(a, syms, obj) < 0)
 		goto oom;
 done:
-	for (i = 0; i < a->nr_sites; i++)
+	for (i = 0; i < a->nr_sites; i++) {
 		a->nr_attributed += a->sites[i].fetchargs != NULL;
+		/* a take_gil entry reads the code object only where a release defers to it */
+		if (a->defers && a->sites[i].pointer_code) {
+			free(a->sites[i].pointer);
+			a->sites[i].pointer = a->sites[i].pointer_code;
+		} else {
+			free(a->sites[i].pointer_code);
+		}
+		a->sites[i].pointer_code = NULL;
+	}
 	if (!a->nr_attributed && !a->why)
 		a->why = a->nr_entries ? "no site where the thread state can be read" : "no entry site";
 	*out = a;
@@ -152,6 +161,7 @@ void gil_attrib_free(struct gil_attrib *a)
 	for (i = 0; a->sites && i < a->nr_sites; i++) {
 		free(a->sites[i].fetchargs);
 		free(a->sites[i].pointer);
+		free(a->sites[i].pointer_code);
 	}
 	free(a->sites);
 	free(a->from);

@@ -105,8 +105,10 @@ struct gil_layout {
 /* The fetchargs of one probe site, parallel to gil_symbols.sites. */
 struct gil_attrib_site {
 	char *fetchargs; /* the full set (--attribution=full); NULL: nothing is read here */
-	char *pointer; /* the default set: the code object's address (and which GIL, 3.12+);
-			  NULL at a take_gil entry that can read only the GIL's holder */
+	char *pointer; /* the default set: the code object's address at drop_gil entries; which
+			  GIL (3.12+) at take_gil entries, and the code object too where a release
+			  defers (struct gil_attrib's defers); NULL where nothing is read */
+	char *pointer_code; /* while reading: a take_gil entry's set with the code object */
 	const char *why; /* when fetchargs is NULL at an entry: why (static) */
 };
 
@@ -119,6 +121,12 @@ struct gil_attrib {
 	size_t nr_entries; /* entry sites (where attribution is read) */
 	size_t nr_attributed; /* entry sites with fetchargs */
 	const char *why; /* static; set when no site gets fetchargs */
+	/*
+	 * a drop_gil site reads the GIL's holder through _PyRuntime.interpreters.head, which is
+	 * another thread's with several interpreters: such a release is named by its thread's
+	 * next take (record/pairing.h GIL_FN_DEFER), so take_gil entries read the code object
+	 */
+	bool defers;
 	char *owned; /* the why strings' storage when made from the object cache; else NULL */
 };
 

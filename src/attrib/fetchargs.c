@@ -253,7 +253,9 @@ static char *build(const struct gil_layout *lay, const struct loc *ts, const str
 			goto toolong;
 		fa_add(&f, "gil_htid", e, "u64");
 	}
-	interp_reads(&f, lay, ts, delta);
+	/* which GIL, at take_gil: a drop_gil's is the one its thread took last */
+	if (!drop)
+		interp_reads(&f, lay, ts, delta);
 	/* the frame pointer */
 	if (deref_loc(fr, sizeof(fr), lay->arch, ts, lay->ts_frame, delta) < 0)
 		goto toolong;
@@ -340,6 +342,30 @@ int attrib_build_fetchargs(const struct gil_layout *lay, const struct loc *ts,
 	 */
 	if (!drop && (ts->kind == L_CHAIN || ts->holder))
 		return 0;
+	if (!drop) {
+		struct fa f = { 0 };
+
+		/* which GIL only: the code object too where a release defers (attrib.c) */
+		interp_reads(&f, lay, ts, delta);
+		if (f.failed && !f.why) {
+			free(f.buf);
+			free(out->fetchargs);
+			out->fetchargs = NULL;
+			return -1;
+		}
+		if (!f.failed)
+			out->pointer = f.buf;
+		else
+			free(f.buf);
+		out->pointer_code = build(lay, ts, req, drop, delta, check_type, true, &why2);
+		if (!out->pointer_code && !why2) {
+			free(out->pointer);
+			free(out->fetchargs);
+			out->pointer = out->fetchargs = NULL;
+			return -1;
+		}
+		return 0;
+	}
 	out->pointer = build(lay, ts, req, drop, delta, check_type, true, &why2);
 	if (!out->pointer && !why2) {
 		free(out->fetchargs);

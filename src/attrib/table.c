@@ -8,8 +8,8 @@
 #include "common/util.h"
 
 /*
- * ---- the table: 3.8 - 3.15 release builds (which GIL: 3.12+), verified by tests/unit/test-attrib.c on x86-64 and
- * on Debian arm64's 3.11 (the same LP64 layout) ----
+ * ---- the table: 3.8 - 3.15 release builds (which GIL: 3.12+), verified by
+ * tests/unit/test-attrib.c on x86-64 and on Debian arm64's 3.11 (the same LP64 layout) ----
  */
 
 static const struct gil_layout table[] = {

@@ -41,8 +41,11 @@
 #include "state.h"
 #include "objcache.h"
 
-/* 2: each site's pointer set too; 3: take_gil entries read it too (and, 3.12+, which GIL) */
-#define CACHE_FORMAT 3
+/*
+ * 2: each site's pointer set too; 4: take_gil entries read which GIL (3.12+), and the code
+ * object where a release defers to them (3 read it everywhere: not used)
+ */
+#define CACHE_FORMAT 4
 #define CACHE_MAX_BYTES (1 << 20) /* an entry: real ones are 2 - 8 KiB */
 #define CACHE_TOTAL_BYTES (8 << 20) /* all of them: past either bound, the oldest go */
 #define CACHE_MAX_ENTRIES 512

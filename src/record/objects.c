@@ -216,7 +216,8 @@ static enum gil_ev ev_of(enum gil_func fn, bool ret, bool exit_site)
 int rec_create_probes(struct gil_recorder *rec, struct object *o)
 {
 	const struct gil_site *s;
-	const char *fetchargs, *pad_like = NULL;
+	const char *fetchargs;
+	char *pad_like = NULL;
 	size_t i;
 	int idx, ret;
 
@@ -235,13 +236,16 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 	}
 	o->first_probe = (int)rec->probes->nr;
 	/*
-	 * entries that read nothing, or part of what the others read (a take_gil entry: which
-	 * GIL), join the event of those that read all of it (the longest set)
+	 * the entries of a file read different sets (take_gil which GIL, drop_gil the frame):
+	 * each pads the union of them, to join one event (where an immediate can stand in)
 	 */
 	for (i = 0; i < o->syms->nr_sites; i++) {
 		fetchargs = rec_site_fetchargs(rec, o, i);
-		if (fetchargs && (!pad_like || strlen(fetchargs) > strlen(pad_like)))
-			pad_like = fetchargs;
+		if (fetchargs && gil_probes_union(&pad_like, fetchargs) < 0) {
+			free(pad_like);
+			rec_set_err(rec, "out of memory");
+			return -1;
+		}
 	}
 	for (i = 0; i < o->syms->nr_sites; i++) {
 		s = &o->syms->sites[i];
@@ -256,6 +260,7 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 				/* the probes made so far go with the group; none is used */
 				o->broken = strdup(rec->err);
 				o->nr_probes = 0;
+				free(pad_like);
 				return -1;
 			}
 			o->nr_fetching += rec->probes->v[idx].fetches;
@@ -265,6 +270,7 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 			o->nr_probes++;
 		}
 	}
+	free(pad_like);
 	return 0;
 }
 

@@ -212,6 +212,30 @@ fail:
 	return NULL;
 }
 
+int gil_probes_union(char **acc, const char *args)
+{
+	const char *a, *eq, *colon, *end, *b, *beq, *bcolon, *bend;
+	size_t n = *acc ? strlen(*acc) : 0;
+	bool have;
+	char *p;
+
+	for (a = args; next_arg(&a, &eq, &colon, &end); a = end) {
+		if (!eq || !colon)
+			continue;
+		have = false;
+		for (b = *acc ? *acc : ""; next_arg(&b, &beq, &bcolon, &bend); b = bend)
+			have |= beq && beq - b == eq - a && !memcmp(a, b, (size_t)(eq - a));
+		if (have)
+			continue;
+		p = realloc(*acc, n + (size_t)(end - a) + 2);
+		if (!p)
+			return -1;
+		*acc = p;
+		n += (size_t)sprintf(p + n, "%s%.*s", n ? " " : "", (int)(end - a), a);
+	}
+	return 0;
+}
+
 /* The event an earlier probe (from @from on) made with this signature, to append to; or -1. */
 static int event_to_share(const struct gil_probes *p, size_t from, const char *sig)
 {
@@ -348,11 +372,10 @@ int gil_probes_add(struct gil_probes *p, const char *file, const char *shown, ui
 		return gil_err(err, errlen, "out of memory");
 	p->nr++; /* counted before creating, so that free sees a half-made probe too */
 	/*
-	 * a take_gil entry that reads some of what the drop_gil entries read (which GIL) joins
-	 * their event, the rest zeros; a drop_gil entry keeps all it reads
+	 * an entry that reads some of what the entries of its file read together (@pad_like:
+	 * take_gil's which GIL, drop_gil's frame) joins their event, its other fields zeros
 	 */
-	if (fn == GIL_FN_TAKE && fetchargs && pad_like && !ret && !p->no_site &&
-	    strcmp(fetchargs, pad_like) &&
+	if (fetchargs && pad_like && !ret && !p->no_site && strcmp(fetchargs, pad_like) &&
 	    (merged = padding_around(pad_like, fetchargs))) {
 		r = create_probe(p, pr, idx, share_from, merged, NULL, &kerr);
 		free(merged);

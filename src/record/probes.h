@@ -47,6 +47,13 @@ struct gil_probes {
 	bool no_site; /* the kernel has no immediate fetchargs (gil_site=\N): one event per site */
 };
 
+/**
+ * gil_probes_union - add to *@acc (NULL: empty) the fetchargs of @args whose names it lacks:
+ * the union of a file's entry sets, which each entry pads to (gil_probes_add's @pad_like).
+ * Returns 0, or -1 on ENOMEM (*@acc is kept).
+ */
+int gil_probes_union(char **acc, const char *args);
+
 /** gil_probes_alloc - an empty set for group gil_<getpid()>; touches nothing. */
 struct gil_probes *gil_probes_alloc(void);
 
@@ -58,8 +65,9 @@ struct gil_probes *gil_probes_alloc(void);
  * (attrib/). It joins the event of a probe made since index @share_from whose fetchargs have
  * the same names and types, or makes its own. An entry without fetchargs joins the event of
  * entries that read @pad_like (NULL: none) where it can, its fields immediate zeros (padded);
- * so does a take_gil entry whose fetchargs are some of @pad_like's (the others zeros). Returns its index,
- * or -1 with a reason in @err
+ * so does an entry whose fetchargs are some of @pad_like's (the others zeros: @pad_like is
+ * the union of the entries' sets, gil_probes_union). Returns its index, or -1 with a reason
+ * in @err
  * (the kernel's, from tracefs_error_last, when it refused).
  */
 int gil_probes_add(struct gil_probes *p, const char *file, const char *shown, uint64_t offset,

@@ -256,7 +256,8 @@ try:
     check(att.get("enabled") is False and "no-attribution" in att.get("why", ""),
           "--no-attribution: header says %s" % att)
     # A kernel that refuses the fetchargs of a probe still gets the probe, without them: the
-    # first uprobe write (drop_gil's entry, with its fetchargs) fails, as an LD_PRELOAD says.
+    # first two uprobe writes (drop_gil's entry with its fetchargs, padded to the union of
+    # the file's entry sets, then alone) fail, as an LD_PRELOAD says.
     # With --attribution=full take_gil's entry reads the frame too, and still names waits (by
     # default only drop_gil reads, and that one refusal leaves nothing named: said below).
     so = os.path.join(tmp, "fault.so")
@@ -266,7 +267,7 @@ try:
     elif subprocess.call(["cc", "-shared", "-fPIC", "-o", so,
                           os.path.join(TOP_SRCDIR, "tests", "fault.c"), "-ldl"]) == 0:
         label, exe, ver = plain[0]
-        header, records, tids, err = run_with_fault(so, "probe_write:1", label + "-refused",
+        header, records, tids, err = run_with_fault(so, "probe_write:1-2", label + "-refused",
                                                     exe, ver, extra=("--attribution=full",))
         check("not recorded" not in err, "one refused site is no reason to warn: %s" % err)
         entries = [p for p in header["probes"] if p["role"] == "entry"]
