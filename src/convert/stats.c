@@ -451,7 +451,7 @@ static void end_proc(struct stats_proc *p)
 		p->have_hi = true;
 	}
 	if (p->have_hi && p->seen && p->seen_hi > p->hi)
-		p->hi = p->seen_hi;
+		p->hi = p->seen_hi; /* truncated intervals may end at the footer's end exactly */
 	free(p->ring);
 	p->ring = NULL;
 	p->ring_cap = p->ring_len = p->ring_head = 0;
@@ -468,35 +468,17 @@ int stats_end(struct stats *s)
 
 	if (!p)
 		return 0;
-	/* the other GILs' entries: a span of their own when the recording gave none */
-	for (i = s->cur_first + 1; i < s->nr_procs; i++)
-		end_proc(&s->procs[i]);
-	if (!p->have_lo && p->seen) {
-		p->lo = p->seen_lo;
-		p->have_lo = true;
-	}
-	if (!p->have_hi && p->seen) {
-		p->hi = p->seen_hi;
-		p->have_hi = true;
-	}
-	if (p->have_hi && p->seen && p->seen_hi > p->hi)
-		p->hi = p->seen_hi; /* truncated intervals may end at the footer's end exactly */
 	/* the long holds' functions, while this file's ids still map */
 	for (i = 0; i < p->nr_alerts; i++)
 		p->alerts[i].fn = stats_fn_of(s, p->alerts[i].fn);
 	if (p->nr_alerts)
 		qsort(p->alerts, p->nr_alerts, sizeof(*p->alerts), by_longer);
-	/* what only served reading this process */
-	free(p->ring);
-	p->ring = NULL;
-	p->ring_cap = p->ring_len = p->ring_head = 0;
 	free(p->fnmap);
 	p->fnmap = NULL;
 	p->fnmap_cap = 0;
-	gil_tidindex_free(&p->tindex);
-	free(p->hindex);
-	p->hindex = NULL;
-	p->hindex_cap = 0;
+	/* each GIL's entry, the main one's first: its span, and what only served reading it */
+	for (i = s->cur_first; i < s->nr_procs; i++)
+		end_proc(&s->procs[i]);
 	s->cur = NULL;
 	return 0;
 }
