@@ -151,10 +151,8 @@ static void set_state(struct lane *p, struct thread *t, enum state s)
 	t->state = (uint8_t)s;
 }
 
-/* The interval @t closes now, with what it gathered: into @ivp. */
-static void make_iv(struct lane *p, struct thread *t, enum gil_kind kind, uint64_t start,
-		    uint64_t end, uint32_t flags, uint32_t fn, uint8_t reason,
-		    struct gil_interval *ivp)
+static int emit(struct lane *p, struct thread *t, enum gil_kind kind, uint64_t start,
+		uint64_t end, uint32_t flags, uint32_t fn, uint8_t reason)
 {
 	struct gil_interval iv;
 
@@ -181,15 +179,6 @@ static void make_iv(struct lane *p, struct thread *t, enum gil_kind kind, uint64
 	iv.waiters = kind == GIL_KIND_HOLD ? p->waiting : 0;
 	/* the hold a release ends and the release: named by the thread's next wait */
 	iv.name_later = t->deferring && kind != GIL_KIND_TAKE;
-	*ivp = iv;
-}
-
-static int emit(struct lane *p, struct thread *t, enum gil_kind kind, uint64_t start,
-		uint64_t end, uint32_t flags, uint32_t fn, uint8_t reason)
-{
-	struct gil_interval iv;
-
-	make_iv(p, t, kind, start, end, flags, fn, reason, &iv);
 	return p->emit ? p->emit(p->ctx, &iv) : 0;
 }
 
@@ -226,6 +215,9 @@ static struct lane *lane_of(struct gil_pairing *p, int32_t tid, uint32_t gil)
 	uint64_t seen = 0;
 	size_t i, k;
 
+	/* one GIL (before 3.12, or no subinterpreter with its own yet): no question */
+	if (p->nr_lanes == 1 && (gil == 0 || gil == GIL_ID_UNKNOWN))
+		return best;
 	if (gil == GIL_ID_UNKNOWN) {
 		for (i = 0; i < p->nr_lanes; i++) {
 			t = lookup(&p->lanes[i], tid);
