@@ -207,27 +207,39 @@ static int close_open(struct lane *p, struct thread *t, uint64_t ts, uint32_t fl
 	return ret;
 }
 
+/*
+ * The lane @tid's last event was in (the main GIL's when it has none), and its state there in
+ * *@out (NULL: none).
+ */
+static struct lane *latest(const struct gil_pairing *p, int32_t tid, const struct thread **out)
+{
+	struct lane *best = &p->lanes[0];
+	const struct thread *t;
+	size_t i;
+
+	*out = NULL;
+	for (i = 0; i < p->nr_lanes; i++) {
+		t = lookup(&p->lanes[i], tid);
+		if (t && !t->exited && (!*out || t->seen > (*out)->seen)) {
+			*out = t;
+			best = &p->lanes[i];
+		}
+	}
+	return best;
+}
+
 /* The lane of GIL @gil (GIL_ID_UNKNOWN: the one @tid's last event was in); NULL on ENOMEM. */
 static struct lane *lane_of(struct gil_pairing *p, int32_t tid, uint32_t gil)
 {
 	struct lane *l, *best = &p->lanes[0];
 	const struct thread *t;
-	uint64_t seen = 0;
 	size_t i, k;
 
 	/* one GIL (before 3.12, or no subinterpreter with its own yet): no question */
 	if (p->nr_lanes == 1 && (gil == 0 || gil == GIL_ID_UNKNOWN))
 		return best;
-	if (gil == GIL_ID_UNKNOWN) {
-		for (i = 0; i < p->nr_lanes; i++) {
-			t = lookup(&p->lanes[i], tid);
-			if (t && !t->exited && t->seen >= seen) {
-				seen = t->seen;
-				best = &p->lanes[i];
-			}
-		}
-		return best;
-	}
+	if (gil == GIL_ID_UNKNOWN)
+		return latest(p, tid, &t);
 	for (i = 0; i < p->nr_lanes; i++)
 		if (p->lanes[i].gil == gil)
 			return &p->lanes[i];
@@ -529,14 +541,9 @@ int gil_pairing_finish(struct gil_pairing *gp, uint64_t end)
 
 bool gil_pairing_name_wanted(const struct gil_pairing *gp, int32_t tid)
 {
-	const struct thread *t, *last = NULL;
-	size_t i;
+	const struct thread *last;
 
-	for (i = 0; i < gp->nr_lanes; i++) {
-		t = lookup(&gp->lanes[i], tid);
-		if (t && !t->exited && (!last || t->seen > last->seen))
-			last = t;
-	}
+	latest(gp, tid, &last);
 	return last && last->name_wanted;
 }
 
