@@ -304,6 +304,30 @@ static int chrome_event(struct conv_out *o, const struct conv_event *ev)
 		LIT(&l, ",\"bp\":\"e\"}");
 		end(o, &l);
 		return 0;
+	case CEV_STEP:
+		if (begin(o, &l) < 0)
+			return -1;
+		LIT(&l, "{\"ph\":\"i\",\"cat\":\"gil\",\"name\":");
+		str(&l, ev->text ? "GIL wait outlier" : "GIL in step", NAME_MAX_BYTES);
+		LIT(&l, ",\"s\":\"p\"");
+		pid_tid(&l, p->pid, 0);
+		LIT(&l, ",\"ts\":");
+		us_ts(o, &l, ev->ts);
+		LIT(&l, ",\"args\":{\"step\":");
+		str(&l, ev->name, NAME_MAX_BYTES);
+		LIT(&l, ",\"dur_us\":");
+		us_num(&l, ev->dur);
+		LIT(&l, ",\"wait_us\":");
+		us_num(&l, ev->value);
+		LIT(&l, ",\"hold_us\":");
+		us_num(&l, (int64_t)ev->count);
+		if (ev->text) {
+			LIT(&l, ",\"outlier\":");
+			str(&l, ev->text, 2 * NAME_MAX_BYTES);
+		}
+		LIT(&l, "}}");
+		end(o, &l);
+		return 0;
 	case CEV_LOST:
 		if (begin(o, &l) < 0)
 			return -1;

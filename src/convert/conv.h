@@ -69,6 +69,7 @@ enum conv_ev_type {
 	CEV_COUNTER, /* "GIL waiters" */
 	CEV_FLOW, /* hand-off arrow: tid@ts (a drop) -> to_tid@to_ts (a take) */
 	CEV_LOST, /* the kernel lost events */
+	CEV_STEP, /* a profiler step: instant at its start, with the GIL time of its threads */
 };
 
 /* Times are nanoseconds on the output axis (signed: relative axes may start after an event). */
@@ -96,6 +97,9 @@ struct conv_event {
 	int reason; /* enum gil_reason */
 	uint32_t interp; /* SLICE: the interpreter's id (0: the main one) */
 	uint32_t gil; /* SLICE, COUNTER, FLOW: the GIL's (the id of the interpreter it is of) */
+	/* STEP: name is the step's, dur its length, value its threads' wait ns, count their hold
+	   ns, text why it was flagged (NULL: not an outlier) */
+	const char *text;
 };
 
 /* What the converter changed in an interval, said in the slice's args. */

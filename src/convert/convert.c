@@ -22,6 +22,7 @@
 #include "outfile.h"
 #include "profdata.h"
 #include "stats.h"
+#include "steps.h"
 #include "timeline.h"
 #include "common/util.h"
 #include "format/keys.h"
@@ -405,6 +406,113 @@ static int check_output(struct conv *c)
 	return 0;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The step spans of @m: those of the pid with the most of them (a trace of several ranks has
+ * each rank's; the steps are one loop's). Returns 0 with *@out NULL when there are none.
+ */
+static int steps_of(struct conv *c, struct merge_trace *m, const char *path, struct steps **out)
+{
+	const struct merge_step *v;
+	size_t n = merge_steps(m, &v), i, j, best = 0, run;
+	int64_t *pids, pid = 0;
+	char src[4200];
+	struct steps *st;
+
+	*out = NULL;
+	if (!n)
+		return 0;
+	if (!(pids = malloc(n * sizeof(*pids))))
+		return -1;
+	for (i = 0; i < n; i++)
+		pids[i] = v[i].has_pid ? v[i].pid : INT64_MIN;
+	qsort(pids, n, sizeof(*pids), cmp_pid);
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && pids[j] == pids[i]; j++)
+			;
+		run = j - i;
+		if (run > best) {
+			best = run;
+			pid = pids[i];
+		}
+	}
+	free(pids);
+	if (pid == INT64_MIN)
+		snprintf(src, sizeof(src), "the ProfilerStep spans of %s", path);
+	else
+		snprintf(src, sizeof(src), "the ProfilerStep spans of pid %lld in %s", (long long)pid,
+			 path);
+	if (!(st = steps_alloc(src)))
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((v[i].has_pid ? v[i].pid : INT64_MIN) != pid)
+			continue;
+		if (steps_add(st, MERGE_STEP_PREFIX, v[i].number, v[i].ts, v[i].ts + v[i].dur) < 0) {
+			steps_free(st);
+			return -1;
+		}
+	}
+	steps_seal(st);
+	if (best < n)
+		conv_warn(c->opt, "%s: ProfilerStep spans of several processes: the statistics per "
+			  "step use pid %lld's %zu of %zu", path, (long long)pid, best, n);
+	*out = st;
+	return 0;
+}
+
+/* --profiling-data without --merge: torch_npu's trace_view.json, where it writes it. */
+static int steps_of_profdata(struct conv *c, struct steps **out)
+{
+	static const char *const sub[] = { "/ASCEND_PROFILER_OUTPUT/trace_view.json",
+					   "/../ASCEND_PROFILER_OUTPUT/trace_view.json",
+					   "/../../ASCEND_PROFILER_OUTPUT/trace_view.json" };
+	const char *base[] = { c->opt->profiling_data, c->opt->profiling_data, c->pd.host };
+	char path[8400], err[512];
+	struct merge_trace *m;
+	struct stat st;
+	size_t i;
+	int ret;
+
+	*out = NULL;
+	for (i = 0; i < GIL_ARRAY_SIZE(sub); i++) {
+		snprintf(path, sizeof(path), "%s%s", base[i], sub[i]);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			break;
+	}
+	if (i == GIL_ARRAY_SIZE(sub))
+		return 0;
+	if (!(m = merge_open(path, err, sizeof(err)))) {
+		conv_warn(c->opt, "no statistics per step: %s", err);
+		return 0;
+	}
+	ret = steps_of(c, m, path, out);
+	merge_close(m);
+	return ret;
+}
+
+/* One step's instant on the process's row. */
+struct step_emit {
+	struct conv *c;
+	const struct conv_proc *proc;
+};
+
+static int emit_step(void *ctx, int64_t start, int64_t end, const char *name, uint64_t wait,
+		     uint64_t hold, const char *why)
+{
+	struct step_emit *se = ctx;
+	struct conv_event ev = { .type = CEV_STEP, .proc = se->proc, .name = name, .ts = start,
+				 .dur = end - start, .value = (int64_t)wait, .count = hold,
+				 .text = why };
+
+	return se->c->ops->event(&se->c->out, &ev);
+}
+
 static int run(struct conv *c)
 {
 	const struct conv_options *opt = c->opt;
@@ -460,6 +568,15 @@ static int run(struct conv *c)
 	c->stats = stats_alloc((int64_t)opt->window_ms * 1000000);
 	if (!c->tl || (opt->output && !c->out.f) || !c->stats)
 		goto fail;
+	{
+		struct steps *st = NULL;
+
+		if ((c->merge ? steps_of(c, c->merge, opt->merge, &st) :
+		     c->have_pd ? steps_of_profdata(c, &st) : 0) < 0)
+			goto fail;
+		if (st)
+			stats_set_steps(c->stats, st);
+	}
 	c->out.merge = c->merge;
 	c->out.ts_number = opt->ts_number;
 	if (c->ops->header(&c->out) < 0)
@@ -481,6 +598,16 @@ static int run(struct conv *c)
 			lost_max = (uint64_t)lost;
 		if (c->lost_events > lost_max)
 			lost_max = c->lost_events;
+	}
+	if (c->stats->steps) {
+		steps_finish(c->stats->steps);
+		for (i = 0; i < c->in.n; i++) {
+			struct step_emit se = { c, &c->in.v[i].proc };
+
+			if (steps_each(c->stats->steps, c->stats, c->in.v[i].proc.pid, emit_step,
+				       &se) < 0)
+				goto fail;
+		}
 	}
 	/* rings are shared by the processes of one recording: each file reports all losses */
 	json_object_object_add(other, "lost_events", json_object_new_uint64(lost_max));

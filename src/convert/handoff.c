@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "stats-priv.h"
+#include "steps.h"
 
 
 static int handoff_add(struct stats_proc *p, int32_t from, int32_t to, uint64_t wait)
@@ -122,11 +123,15 @@ int stats_wait_done(struct stats *s, struct stats_proc *p, int32_t tid, int64_t 
 		}
 		if (h->end <= ts)
 			break;
-		if (h->tid == tid || !h->fn)
+		if (h->tid == tid)
 			continue;
 		lo = h->start > ts ? h->start : ts;
 		hi = h->end < end ? h->end : end;
-		if (hi > lo)
+		if (hi <= lo)
+			continue;
+		if (s->steps)
+			steps_blame(s->steps, (size_t)(p - s->procs), h->tid, h->fn, lo, hi);
+		if (h->fn)
 			s->fns[h->fn - 1].others_wait_ns += (uint64_t)(hi - lo);
 	}
 	/* holds that ended more than a window before this wait's end were let go */

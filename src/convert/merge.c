@@ -57,6 +57,8 @@ struct merge_trace {
 	bool pid0;
 	bool has_range;
 	int64_t lo, hi;
+	struct merge_step *steps; /* ProfilerStep#N spans, as found */
+	size_t nsteps, steps_cap;
 };
 
 static int serr(struct merge_trace *m, const char *what)
@@ -99,6 +101,12 @@ static int pid_add(struct merge_trace *m, int64_t pid)
 	return 0;
 }
 
+size_t merge_steps(const struct merge_trace *m, const struct merge_step **steps)
+{
+	*steps = m->steps;
+	return m->nsteps;
+}
+
 bool merge_has_pid(const struct merge_trace *m, int64_t pid)
 {
 	size_t i;
@@ -125,10 +133,30 @@ static int scan_key(struct merge_trace *m, char *key, size_t cap, char *c)
 	return gil_jscan_next(&m->sc, c) < 0 ? -1 : 0;
 }
 
-/* One element of traceEvents: note its pid and ts, skip the rest. */
+static int step_add(struct merge_trace *m, const struct merge_step *st)
+{
+	if (m->nsteps == m->steps_cap) {
+		size_t ncap = m->steps_cap ? m->steps_cap * 2 : 64;
+		struct merge_step *ns = realloc(m->steps, ncap * sizeof(*ns));
+
+		if (!ns)
+			return serr(m, "out of memory");
+		m->steps = ns;
+		m->steps_cap = ncap;
+	}
+	m->steps[m->nsteps++] = *st;
+	return 0;
+}
+
+/*
+ * One element of traceEvents: note its pid and ts, and a step span (an X event named
+ * ProfilerStep#N: torch.profiler's and torch_npu's); skip the rest.
+ */
 static int scan_event(struct merge_trace *m)
 {
-	char key[KEY_MAX], val[64], c;
+	char key[KEY_MAX], val[64], name[64] = "", ph[4] = "", c;
+	struct merge_step st = { 0 };
+	bool has_ts = false, has_dur = false, has_pid = false;
 	int64_t v;
 
 	if (gil_jscan_next(&m->sc, &c) < 0)
@@ -142,7 +170,7 @@ static int scan_event(struct merge_trace *m)
 			return -1;
 		if (c == '}') {
 			m->sc.pos++;
-			return 0;
+			break;
 		}
 		if (c == ',') {
 			m->sc.pos++;
@@ -150,7 +178,8 @@ static int scan_event(struct merge_trace *m)
 		}
 		if (scan_key(m, key, sizeof(key), &c) < 0)
 			return -1;
-		if (strcmp(key, "pid") && strcmp(key, "ts")) {
+		if (strcmp(key, "pid") && strcmp(key, "ts") && strcmp(key, "dur") &&
+		    strcmp(key, "name") && strcmp(key, "ph")) {
 			if (gil_jscan_skip(&m->sc) < 0)
 				return -1;
 			continue;
@@ -165,22 +194,47 @@ static int scan_event(struct merge_trace *m)
 		} else if (gil_jscan_scalar(&m->sc, val, sizeof(val)) < 0) {
 			return -1;
 		}
-		if (!strcmp(key, "pid")) {
+		if (!strcmp(key, "name")) {
+			memcpy(name, val, sizeof(name));
+		} else if (!strcmp(key, "ph")) {
+			memcpy(ph, val, sizeof(ph) - 1);
+		} else if (!strcmp(key, "dur")) {
+			has_dur = gil_us_text_ns(val, &st.dur);
+		} else if (!strcmp(key, "pid")) {
 			char *end;
 			long long p;
 
 			errno = 0;
 			p = strtoll(val, &end, 10);
-			if (end != val && !*end && !errno && pid_add(m, p) < 0)
-				return -1;
+			if (end != val && !*end && !errno) {
+				if (pid_add(m, p) < 0)
+					return -1;
+				st.pid = p;
+				has_pid = true;
+			}
 		} else if (gil_us_text_ns(val, &v)) {
 			if (!m->has_range || v < m->lo)
 				m->lo = v;
 			if (!m->has_range || v > m->hi)
 				m->hi = v;
 			m->has_range = true;
+			st.ts = v;
+			has_ts = true;
 		}
 	}
+	if (has_ts && has_dur && st.dur >= 0 && !strcmp(ph, "X") &&
+	    !strncmp(name, MERGE_STEP_PREFIX, strlen(MERGE_STEP_PREFIX))) {
+		const char *num = name + strlen(MERGE_STEP_PREFIX);
+		char *end;
+
+		errno = 0;
+		st.number = strtoll(num, &end, 10);
+		if (end != num && !*end && !errno) {
+			st.has_pid = has_pid;
+			return step_add(m, &st);
+		}
+	}
+	return 0;
 }
 
 static int scan_events(struct merge_trace *m)
@@ -453,6 +507,7 @@ void merge_close(struct merge_trace *m)
 		close(m->fd);
 	free(m->pids);
 	free(m->keys);
+	free(m->steps);
 	gil_jscan_fini(&m->sc);
 	free(m->path);
 	free(m);

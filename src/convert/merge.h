@@ -35,6 +35,18 @@ int merge_write_head(struct merge_trace *m, struct outfile *f);
 /** merge_write_tail - close the array, copy the other top-level keys, add otherData. */
 int merge_write_tail(struct merge_trace *m, struct outfile *f, struct json_object *other);
 
+/* A step span of the trace: an X event named ProfilerStep#N (torch.profiler, torch_npu). */
+#define MERGE_STEP_PREFIX "ProfilerStep#"
+struct merge_step {
+	int64_t ts, dur; /* ns on the trace's axis */
+	int64_t pid; /* its pid, when has_pid */
+	int64_t number; /* N */
+	bool has_pid;
+};
+
+/* merge_steps - the step spans the scan found, in file order. Returns how many. */
+size_t merge_steps(const struct merge_trace *m, const struct merge_step **steps);
+
 void merge_close(struct merge_trace *m);
 
 #endif /* GIL_MERGE_H */

@@ -13,6 +13,7 @@
 
 #include "giltrace.h"
 #include "stats.h"
+#include "steps.h"
 #include "common/util.h"
 
 
@@ -238,6 +239,8 @@ struct json_object *stats_json(const struct stats *s)
 		late += s->procs[i].late_waits;
 	}
 	json_object_object_add(o, "processes", a);
+	if (s->steps)
+		json_object_object_add(o, "steps", steps_json(s->steps, s));
 	f = json_object_new_object();
 	for (k = 0; k < 3; k++) {
 		a = json_object_new_array();

@@ -13,8 +13,8 @@
 
 #include "giltrace.h"
 #include "stats-priv.h"
+#include "steps.h"
 #include "format/keys.h"
-
 
 const char *stats_reason_name(int reason)
 {
@@ -389,6 +389,9 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	g = stats_fn_of(s, iv->fn);
 	if (iv->fn)
 		p->attributed = true;
+	if (s->steps && steps_interval(s->steps, (size_t)(p - s->procs), iv->tid, kind, r, ts,
+				       dur) < 0)
+		return -1;
 	if (g && kind != GIL_KIND_DROP)
 		stats_thread_fn_add(t, g, (uint64_t)dur);
 	switch (kind) {
@@ -515,5 +518,12 @@ void stats_free(struct stats *s)
 		free(s->fns[i].display);
 	free(s->fns);
 	gil_fnset_free(s->fnset);
+	steps_free(s->steps);
 	free(s);
+}
+
+void stats_set_steps(struct stats *s, struct steps *st)
+{
+	steps_free(s->steps);
+	s->steps = st;
 }

@@ -34,6 +34,7 @@ struct stats;
 struct stats_long_hold;
 struct stats_thread;
 struct stats_proc;
+struct steps;
 
 /** stats_alloc - empty statistics; waits are matched against holds @window_ns back at most. */
 struct stats *stats_alloc(int64_t window_ns);
@@ -89,6 +90,12 @@ int stats_outputs(const struct stats *s, const struct conv_options *opt, char *e
 
 /** stats_reason_name - "voluntary", "forced" or NULL. */
 const char *stats_reason_name(int reason);
+
+/**
+ * stats_set_steps - per-step statistics over @st's steps (sealed), for the intervals that
+ * follow; @s owns @st from here (freed by stats_free).
+ */
+void stats_set_steps(struct stats *s, struct steps *st);
 
 /** stats_free - release everything stats_alloc() and the feeding functions allocated. */
 void stats_free(struct stats *s);
@@ -299,6 +306,7 @@ struct stats {
 	size_t nr_fns, cap_fns;
 	struct stats_long_hold longest[STATS_TOP]; /* min-heap by dur */
 	size_t nr_longest;
+	struct steps *steps; /* the profiler's steps (steps.h), or NULL */
 };
 
 #endif /* GIL_STATS_H */

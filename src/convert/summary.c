@@ -14,6 +14,7 @@
 
 #include "giltrace.h"
 #include "stats.h"
+#include "steps.h"
 
 #define TOP_TEXT 10 /* rows of each top list on the terminal (JSON has STATS_TOP) */
 #define UTIL_COLS 60 /* columns of the utilization strip */
@@ -472,6 +473,8 @@ int stats_write_text(const struct stats *s, FILE *f)
 	for (i = 0; i < s->nr_procs; i++)
 		if (process_text(f, s, i) < 0)
 			return -1;
+	if (s->steps)
+		steps_write_text(s->steps, s, f);
 	functions_text(f, s);
 	longest_text(f, s);
 	fflush(f);
