@@ -600,7 +600,17 @@ static int run(struct conv *c)
 			lost_max = c->lost_events;
 	}
 	if (c->stats->steps) {
+		int64_t lo, hi;
+
 		steps_finish(c->stats->steps);
+		if (!steps_used(c->stats->steps))
+			conv_warn(opt, "no GIL interval falls in any of the %zu ProfilerStep spans%s: "
+				  "the statistics per step are empty", steps_count(c->stats->steps),
+				  c->merge && !merge_base_ns(c->merge) &&
+				  merge_range(c->merge, &lo, &hi) && hi < 1000000000000000000LL ?
+				  " (the trace's times are relative to its start, as torch.profiler "
+				  "before 2.0 writes them, and cannot be lined up with the recording)" :
+				  "");
 		for (i = 0; i < c->in.n; i++) {
 			struct step_emit se = { c, &c->in.v[i].proc };
 

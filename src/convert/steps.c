@@ -232,6 +232,15 @@ void steps_blame(struct steps *st, size_t proc, int32_t holder, uint32_t fn, int
 	}
 }
 
+size_t steps_used(const struct steps *st)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < st->n; i++)
+		n += st->v[i].nr > 0;
+	return n;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -51,6 +51,9 @@ int steps_interval(struct steps *st, size_t proc, int32_t tid, int kind, int rea
 void steps_blame(struct steps *st, size_t proc, int32_t holder, uint32_t fn, int64_t lo,
 		 int64_t hi);
 
+/** steps_used - how many steps hold GIL time of some thread. */
+size_t steps_used(const struct steps *st);
+
 /** steps_finish - totals, percentiles and the outlier rule; after the last recording. */
 void steps_finish(struct steps *st);
 

@@ -134,6 +134,15 @@ check_eq(ns(out_inst[0]["ts"]), steps[5][1] + OFF - BASE, "at the step's start o
 check("loader (4101) waited" in out_inst[0]["args"]["outlier"], str(out_inst[0]))
 log("synthetic loop: %d steps, %s flagged: %s" % (st["count"], len(flagged), why["text"]))
 
+# torch 1.13 without Kineto (Debian's) writes a bare list, ts in microseconds from its start and
+# pid "CPU functions": its steps cannot be placed, and gil-convert says so
+legacy = os.path.join(w, "legacy.json")
+with open(legacy, "w") as f:
+    json.dump([{"name": "ProfilerStep#%d" % i, "ph": "X", "ts": 216 + 60000 * i, "dur": 59000,
+                "tid": 1, "pid": "CPU functions", "args": {}} for i in range(5)], f)
+o, err = convert("-i", path, "--merge", legacy, "-o", os.path.join(w, "legacy-out.json"))
+check("no GIL interval falls in any of the 5 ProfilerStep spans (the trace's times are relative "
+      "to its start" in err, err)
 
 # --- 2. the fixtures: Kineto and torch_npu trace_view, lined up with the handwritten recording
 KINDS = {"take_gil": TAKE, "hold_gil": HOLD, "drop_gil": DROP}
