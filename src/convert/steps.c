@@ -339,19 +339,6 @@ static const char *who(char *buf, size_t len, const struct stats *s, size_t proc
 	return buf;
 }
 
-static const char *dur(char *buf, size_t len, uint64_t ns)
-{
-	if (ns < 1000)
-		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.1fus", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.2fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3fs", ns / 1e9);
-	return buf;
-}
-
 /* Why step @sp was flagged, in one line: who waited, and who held the GIL meanwhile. */
 static void why_line(char *buf, size_t len, const struct stats *s, const struct step *sp)
 {
@@ -364,12 +351,12 @@ static void why_line(char *buf, size_t len, const struct stats *s, const struct 
 		snprintf(buf, len, "no thread waited");
 		return;
 	}
-	dur(d1, sizeof(d1), w->ns[0]);
+	stats_dur(d1, sizeof(d1), w->ns[0]);
 	if (!b) {
 		snprintf(buf, len, "%s waited %s", who(a, sizeof(a), s, w->proc, w->tid), d1);
 		return;
 	}
-	dur(d2, sizeof(d2), b->ns);
+	stats_dur(d2, sizeof(d2), b->ns);
 	snprintf(buf, len, "%s waited %s; %s held the GIL%s%s for %s of it",
 		 who(a, sizeof(a), s, w->proc, w->tid), d1, who(h, sizeof(h), s, b->proc, b->tid),
 		 fn ? " in " : "", fn ? fn : "", d2);
@@ -484,11 +471,11 @@ static void step_text(FILE *f, const struct stats *s, const struct step *sp)
 
 	step_name(name, sizeof(name), sp);
 	fprintf(f, "%c %-20s %9s %9s %9s %9s %6llu  %-28s %9s\n", sp->flagged ? '!' : ' ', name,
-		dur(b[0], sizeof(b[0]), (uint64_t)(sp->end - sp->start)),
-		dur(b[1], sizeof(b[1]), sp->ns[0]), dur(b[2], sizeof(b[2]), sp->ns[1]),
-		dur(b[3], sizeof(b[3]), sp->ns[2]), (unsigned long long)sp->forced,
+		stats_dur(b[0], sizeof(b[0]), (uint64_t)(sp->end - sp->start)),
+		stats_dur(b[1], sizeof(b[1]), sp->ns[0]), stats_dur(b[2], sizeof(b[2]), sp->ns[1]),
+		stats_dur(b[3], sizeof(b[3]), sp->ns[2]), (unsigned long long)sp->forced,
 		w ? who(wb, sizeof(wb), s, w->proc, w->tid) : "-",
-		w && w->wait.n ? dur(b[4], sizeof(b[4]), stats_hist_q(&w->wait, 0.99)) : "-");
+		w && w->wait.n ? stats_dur(b[4], sizeof(b[4]), stats_hist_q(&w->wait, 0.99)) : "-");
 	if (sp->flagged) {
 		char line[512];
 		size_t j, shown = 0;
@@ -500,8 +487,8 @@ static void step_text(FILE *f, const struct stats *s, const struct step *sp)
 
 			fprintf(f, "      %-28s wait %9s  hold %9s  release %9s  forced %llu\n",
 				who(wb, sizeof(wb), s, r->proc, r->tid),
-				dur(b[0], sizeof(b[0]), r->ns[0]), dur(b[1], sizeof(b[1]), r->ns[1]),
-				dur(b[2], sizeof(b[2]), r->ns[2]), (unsigned long long)r->forced);
+				stats_dur(b[0], sizeof(b[0]), r->ns[0]), stats_dur(b[1], sizeof(b[1]), r->ns[1]),
+				stats_dur(b[2], sizeof(b[2]), r->ns[2]), (unsigned long long)r->forced);
 			shown++;
 		}
 		if (sp->nr > shown)
@@ -521,8 +508,8 @@ void steps_write_text(const struct steps *st, const struct stats *s, FILE *f)
 	fputc('\n', f);
 	if (st->outliers)
 		fprintf(f, "  outlier: GIL wait over %s (median %s + max(3 x 1.4826 x MAD %s, 1ms)): "
-			"%zu flagged\n", dur(b[0], sizeof(b[0]), st->threshold),
-			dur(b[1], sizeof(b[1]), st->median), dur(b[2], sizeof(b[2]), st->mad),
+			"%zu flagged\n", stats_dur(b[0], sizeof(b[0]), st->threshold),
+			stats_dur(b[1], sizeof(b[1]), st->median), stats_dur(b[2], sizeof(b[2]), st->mad),
 			st->flagged);
 	else
 		fprintf(f, "  outliers: not judged under %d steps\n", STEPS_MIN_FOR_OUTLIERS);
