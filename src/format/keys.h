@@ -14,6 +14,7 @@
 #define GIL_KEY_LOST "lost" /* also the footer's count of lost events */
 #define GIL_KEY_EXIT "exit"
 #define GIL_KEY_FN "fn"
+#define GIL_KEY_STEP "step" /* a step mark (gil_mark_step); also the footer's count of them */
 
 /* ---- inside thread, lost, exit and fn records ---- */
 #define GIL_KEY_REC_TID "tid"
@@ -21,6 +22,7 @@
 #define GIL_KEY_REC_TS "ts"
 #define GIL_KEY_REC_CPU "cpu"
 #define GIL_KEY_REC_COUNT "count"
+#define GIL_KEY_REC_N "n" /* a step mark's number, when the program gave one */
 #define GIL_KEY_FN_ID "id"
 #define GIL_KEY_FN_NAME "name"
 #define GIL_KEY_FN_FILE "file"

@@ -58,6 +58,8 @@ int gil_rawfile_thread(struct gil_rawfile *w, int32_t tid, const char *name, uin
 int gil_rawfile_interval(struct gil_rawfile *w, const struct gil_interval *iv);
 int gil_rawfile_lost(struct gil_rawfile *w, int cpu, uint64_t count, uint64_t ts);
 int gil_rawfile_exit(struct gil_rawfile *w, int32_t tid, uint64_t ts);
+/* gil_rawfile_step - thread @tid marked the end of a step at @ts (@n: its number, -1 none). */
+int gil_rawfile_step(struct gil_rawfile *w, int32_t tid, uint64_t ts, int64_t n);
 
 /**
  * gil_rawfile_set_attribution - write intervals as [tid,kind,start,dur,flags,fn,reason] from now
@@ -105,14 +107,16 @@ enum gil_rec_type {
 	GIL_REC_FOOTER,
 	GIL_REC_FUNCTION, /* a function definition of attribution: see fn */
 	GIL_REC_UNKNOWN, /* a record type this reader does not know: skip it */
+	GIL_REC_STEP, /* a step mark: thread tid called gil_mark_step at ts (step: its number) */
 };
 
 struct gil_record {
 	enum gil_rec_type type;
 	struct gil_interval iv; /* GIL_REC_INTERVAL */
-	int32_t tid; /* THREAD, EXIT */
+	int32_t tid; /* THREAD, EXIT, STEP */
+	int64_t step; /* STEP: the number the program gave, -1 none */
 	const char *name; /* THREAD; valid until the next call */
-	uint64_t ts; /* THREAD, LOST, EXIT */
+	uint64_t ts; /* THREAD, LOST, EXIT, STEP */
 	int cpu; /* LOST */
 	uint64_t count; /* LOST */
 	struct {

@@ -327,6 +327,17 @@ static int object_record(struct gil_reader *r, struct json_object *o, struct gil
 		rec->ts = 0;
 		if (json_object_object_get_ex(v, GIL_KEY_REC_TS, &x) && !get_u64(x, &rec->ts))
 			goto bad;
+	} else if (json_object_object_get_ex(o, GIL_KEY_STEP, &v) &&
+		   json_object_is_type(v, json_type_object)) {
+		rec->type = GIL_REC_STEP;
+		rec->step = -1;
+		if (!json_object_object_get_ex(v, GIL_KEY_REC_TID, &x) || !reader_get_s64(x, &s) ||
+		    !json_object_object_get_ex(v, GIL_KEY_REC_TS, &x) || !get_u64(x, &rec->ts))
+			goto bad;
+		rec->tid = (int32_t)s;
+		if (json_object_object_get_ex(v, GIL_KEY_REC_N, &x) && reader_get_s64(x, &s) &&
+		    s >= 0)
+			rec->step = s;
 	} else if (json_object_object_get_ex(o, GIL_KEY_FN, &v) &&
 		   json_object_is_type(v, json_type_object)) {
 		function_record(v, rec);
@@ -335,7 +346,8 @@ static int object_record(struct gil_reader *r, struct json_object *o, struct gil
 bad:
 	snprintf(what, sizeof(what), "record %llu: malformed %s record",
 		 (unsigned long long)r->records,
-		 rec->type == GIL_REC_THREAD ? "thread" : rec->type == GIL_REC_LOST ? "lost" : "exit");
+		 rec->type == GIL_REC_THREAD ? "thread" : rec->type == GIL_REC_LOST ? "lost" :
+		 rec->type == GIL_REC_STEP ? "step" : "exit");
 	return reader_fail(r, "%s", what);
 }
 

@@ -421,6 +421,22 @@ int gil_rawfile_exit(struct gil_rawfile *w, int32_t tid, uint64_t ts)
 	return ret;
 }
 
+int gil_rawfile_step(struct gil_rawfile *w, int32_t tid, uint64_t ts, int64_t n)
+{
+	struct json_object *o = json_object_new_object();
+	int ret;
+
+	if (!o)
+		return -1;
+	json_object_object_add(o, GIL_KEY_REC_TID, json_object_new_int(tid));
+	json_object_object_add(o, GIL_KEY_REC_TS, json_object_new_uint64(ts));
+	if (n >= 0)
+		json_object_object_add(o, GIL_KEY_REC_N, json_object_new_int64(n));
+	ret = put_object(w, GIL_KEY_STEP, o);
+	json_object_put(o);
+	return ret;
+}
+
 void gil_rawfile_set_attribution(struct gil_rawfile *w, bool on)
 {
 	if (w)
