@@ -49,6 +49,8 @@ struct conv {
 	bool have_range;
 	int64_t lo, hi; /* output axis range of everything written */
 	struct stats *stats; /* statistics (stats.c), also otherData.statistics */
+	bool profiler_steps; /* the steps are the profiler's: the recordings' marks are not used */
+	bool marks_ignored; /* ... and that was said */
 	const struct gil_interval *cur_iv; /* the interval being placed: its function, reason */
 	char err[512];
 };
@@ -240,6 +242,91 @@ static int label_thread(void *ctx, int32_t tid, const char *name, const char *mo
 	return ret;
 }
 
+struct mark {
+	int64_t ts, n;
+};
+
+static int cmp_mark(const void *a, const void *b)
+{
+	const struct mark *x = a, *y = b;
+
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/*
+ * The step marks of @ci (gil_mark_step: the end of a step), read ahead of its intervals, which
+ * the steps must divide: each step runs from the previous mark, or the recording's start, to
+ * its own. Only in recordings whose footer counts marks, or that were cut before it.
+ */
+static int marks_of(struct conv *c, struct conv_input *ci)
+{
+	struct mark *v = NULL;
+	size_t n = 0, cap = 0, i;
+	struct gil_reader *r;
+	struct gil_record rec;
+	char err[512];
+	int64_t count, start, prev, ordinal = 0;
+	int ret;
+
+	if (ci->fmt != GIL_INPUT_GILTRACE ||
+	    (ci->footer && !(conv_json_int(ci->footer, GIL_KEY_STEP, &count) && count > 0)))
+		return 0;
+	r = gil_reader_open(ci->path, err, sizeof(err));
+	if (!r)
+		return gil_err(c->err, sizeof(c->err), "%s", err);
+	while ((ret = gil_reader_next(r, &rec)) > 0) {
+		if (rec.type != GIL_REC_STEP || rec.ts > TIME_MAX)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct mark *nv = ncap <= STEPS_MAX ? realloc(v, ncap * sizeof(*nv)) : NULL;
+
+			if (!nv)
+				break; /* past STEPS_MAX: steps_add counts the rest as cut */
+			v = nv;
+			cap = ncap;
+		}
+		v[n].ts = clockmap_map(&c->cm, rec.ts);
+		v[n++].n = rec.step;
+	}
+	gil_reader_close(r);
+	if (ret < 0 || !n) {
+		free(v);
+		return 0; /* a read error is the main pass's to report */
+	}
+	if (c->profiler_steps) {
+		if (!c->marks_ignored)
+			conv_warn(c->opt, "%s: its step marks are not used: the steps are the "
+				  "profiler's", ci->path);
+		c->marks_ignored = true;
+		free(v);
+		return 0;
+	}
+	if (!c->stats->steps) {
+		struct steps *st = steps_alloc("the step marks of the recordings (gil_mark_step)");
+
+		if (!st) {
+			free(v);
+			return -1;
+		}
+		stats_set_steps(c->stats, st);
+	}
+	qsort(v, n, sizeof(*v), cmp_mark);
+	prev = conv_json_int(ci->header, GIL_KEY_START_NS, &start) && start >= 0 ?
+		       clockmap_map(&c->cm, (uint64_t)start) : v[0].ts;
+	for (i = 0; i < n; i++, ordinal++) {
+		if (steps_add_for(c->stats->steps, ci->proc.pid, "step ",
+				  v[i].n >= 0 ? v[i].n : ordinal, prev, v[i].ts) < 0) {
+			free(v);
+			return -1;
+		}
+		prev = v[i].ts;
+	}
+	free(v);
+	steps_seal(c->stats->steps);
+	return 0;
+}
+
 static int convert_one(struct conv *c, struct conv_input *ci, struct json_object *reports)
 {
 	struct gil_systrace_stats ss;
@@ -255,7 +342,7 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 	c->ci = ci;
 	c->intervals = c->clipped_out = c->lost_events = c->lost_records = 0;
 	c->exits = c->unknown = c->out_of_range = 0;
-	if (setup_clock(c) < 0)
+	if (setup_clock(c) < 0 || marks_of(c, ci) < 0)
 		return -1;
 	r = gil_reader_open(ci->path, err, sizeof(err));
 	if (!r)
@@ -293,6 +380,9 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 			break;
 		case GIL_REC_FUNCTION:
 			ret = stats_function_def(c->stats, &rec);
+			break;
+		case GIL_REC_STEP:
+			ret = 0; /* read ahead (marks_of) */
 			break;
 		default:
 			c->unknown++;
@@ -576,6 +666,7 @@ static int run(struct conv *c)
 			goto fail;
 		if (st)
 			stats_set_steps(c->stats, st);
+		c->profiler_steps = st != NULL;
 	}
 	c->out.merge = c->merge;
 	c->out.ts_number = opt->ts_number;

@@ -130,7 +130,8 @@ int stats_wait_done(struct stats *s, struct stats_proc *p, int32_t tid, int64_t 
 		if (hi <= lo)
 			continue;
 		if (s->steps)
-			steps_blame(s->steps, (size_t)(p - s->procs), h->tid, h->fn, lo, hi);
+			steps_blame(s->steps, (size_t)(p - s->procs), p->pid, h->tid, h->fn, lo,
+				    hi);
 		if (h->fn)
 			s->fns[h->fn - 1].others_wait_ns += (uint64_t)(hi - lo);
 	}

@@ -389,8 +389,8 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	g = stats_fn_of(s, iv->fn);
 	if (iv->fn)
 		p->attributed = true;
-	if (s->steps && steps_interval(s->steps, (size_t)(p - s->procs), iv->tid, kind, r, ts,
-				       dur) < 0)
+	if (s->steps && steps_interval(s->steps, (size_t)(p - s->procs), p->pid, iv->tid, kind, r,
+				       ts, dur) < 0)
 		return -1;
 	if (g && kind != GIL_KIND_DROP)
 		stats_thread_fn_add(t, g, (uint64_t)dur);

@@ -37,6 +37,7 @@ struct blame {
 };
 
 struct step {
+	int64_t pid; /* the trace pid whose step it is (a mark's process), -1: every process */
 	int64_t start, end, number;
 	const char *prefix;
 	struct row *rows;
@@ -69,6 +70,12 @@ struct steps *steps_alloc(const char *source)
 
 int steps_add(struct steps *st, const char *prefix, int64_t number, int64_t start, int64_t end)
 {
+	return steps_add_for(st, -1, prefix, number, start, end);
+}
+
+int steps_add_for(struct steps *st, int64_t pid, const char *prefix, int64_t number,
+		  int64_t start, int64_t end)
+{
 	struct step *sp;
 
 	if (st->n >= STEPS_MAX) {
@@ -86,6 +93,7 @@ int steps_add(struct steps *st, const char *prefix, int64_t number, int64_t star
 	}
 	sp = &st->v[st->n++];
 	memset(sp, 0, sizeof(*sp));
+	sp->pid = pid;
 	sp->start = start;
 	sp->end = end > start ? end : start;
 	sp->number = number;
@@ -97,6 +105,8 @@ static int by_start(const void *a, const void *b)
 {
 	const struct step *x = a, *y = b;
 
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return (x->end > y->end) - (x->end < y->end);
@@ -108,7 +118,7 @@ void steps_seal(struct steps *st)
 
 	qsort(st->v, st->n, sizeof(*st->v), by_start);
 	for (i = 0; i < st->n; i++) {
-		if (o && st->v[i].start < st->v[o - 1].end) {
+		if (o && st->v[i].pid == st->v[o - 1].pid && st->v[i].start < st->v[o - 1].end) {
 			st->cut++; /* nested or overlapping: the steps are the outer, earlier ones */
 			continue;
 		}
@@ -122,11 +132,33 @@ size_t steps_count(const struct steps *st)
 	return st ? st->n : 0;
 }
 
-/* The first step that ends after @ts (steps do not overlap: their ends are sorted too). */
-static size_t first_after(const struct steps *st, int64_t ts)
+/* The steps that apply to trace pid @pid: [*@lo, *@hi) (sorted by pid, then time). */
+static void range_of(const struct steps *st, int64_t pid, size_t *lo, size_t *hi)
 {
-	size_t lo = 0, hi = st->n;
+	size_t a = 0, b = st->n;
 
+	if (!st->n || st->v[0].pid < 0) {
+		*lo = 0; /* a profiler's steps: every process's */
+		*hi = st->n;
+		return;
+	}
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (st->v[mid].pid < pid)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	*lo = a;
+	for (b = a; b < st->n && st->v[b].pid == pid; b++)
+		;
+	*hi = b;
+}
+
+/* The first step of [@lo, @hi) that ends after @ts (a pid's steps do not overlap). */
+static size_t first_after(const struct steps *st, size_t lo, size_t hi, int64_t ts)
+{
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -160,13 +192,14 @@ static struct row *row_of(struct step *sp, size_t proc, int32_t tid)
 	return &sp->rows[sp->nr++];
 }
 
-int steps_interval(struct steps *st, size_t proc, int32_t tid, int kind, int reason, int64_t ts,
-		   int64_t dur)
+int steps_interval(struct steps *st, size_t proc, int64_t pid, int32_t tid, int kind, int reason,
+		   int64_t ts, int64_t dur)
 {
 	int64_t end = ts + dur;
-	size_t i;
+	size_t i, from, to;
 
-	for (i = first_after(st, ts); i < st->n && st->v[i].start <= end; i++) {
+	range_of(st, pid, &from, &to);
+	for (i = first_after(st, from, to, ts); i < to && st->v[i].start <= end; i++) {
 		struct step *sp = &st->v[i];
 		int64_t lo = ts > sp->start ? ts : sp->start, hi = end < sp->end ? end : sp->end;
 		struct row *r;
@@ -194,12 +227,13 @@ int steps_interval(struct steps *st, size_t proc, int32_t tid, int kind, int rea
 	return 0;
 }
 
-void steps_blame(struct steps *st, size_t proc, int32_t holder, uint32_t fn, int64_t lo,
-		 int64_t hi)
+void steps_blame(struct steps *st, size_t proc, int64_t pid, int32_t holder, uint32_t fn,
+		 int64_t lo, int64_t hi)
 {
-	size_t i, k;
+	size_t i, k, from, to;
 
-	for (i = first_after(st, lo); i < st->n && st->v[i].start < hi; i++) {
+	range_of(st, pid, &from, &to);
+	for (i = first_after(st, from, to, lo); i < to && st->v[i].start < hi; i++) {
 		struct step *sp = &st->v[i];
 		int64_t a = lo > sp->start ? lo : sp->start, b = hi < sp->end ? hi : sp->end;
 		struct blame *min = NULL, *bl = NULL;
@@ -389,6 +423,8 @@ static struct json_object *step_json(const struct steps *st, const struct stats 
 	step_name(buf, sizeof(buf), sp);
 	json_object_object_add(o, "name", json_object_new_string(buf));
 	json_object_object_add(o, "number", json_object_new_int64(sp->number));
+	if (sp->pid >= 0)
+		json_object_object_add(o, "trace_pid", json_object_new_int64(sp->pid));
 	gil_fmt_us(us, sp->start);
 	json_object_object_add(o, "start_us", json_object_new_string(us));
 	json_object_object_add(o, "dur_ns", json_object_new_int64(sp->end - sp->start));

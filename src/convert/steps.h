@@ -32,7 +32,14 @@ struct steps *steps_alloc(const char *source);
  */
 int steps_add(struct steps *st, const char *prefix, int64_t number, int64_t start, int64_t end);
 
-/** steps_seal - sort the steps by start; a step that begins inside the previous is dropped. */
+/** steps_add_for - the same, a step of the process of trace pid @pid only (a mark's). */
+int steps_add_for(struct steps *st, int64_t pid, const char *prefix, int64_t number,
+		  int64_t start, int64_t end);
+
+/**
+ * steps_seal - sort the steps by process and start; a step that begins inside the previous one
+ * of its process is dropped. Again after more were added: rows stay with their steps.
+ */
 void steps_seal(struct steps *st);
 
 /** steps_count - how many steps there are (after steps_seal). */
@@ -40,16 +47,16 @@ size_t steps_count(const struct steps *st);
 
 /**
  * steps_interval - an interval of thread @tid of statistics entry @proc (an index into
- * stats->procs): @kind (enum gil_kind), @reason, over [@ts, @ts + @dur) on the output axis.
+ * stats->procs, of trace pid @pid): @kind (enum gil_kind), @reason, over [@ts, @ts + @dur) on the output axis.
  * -1 on ENOMEM.
  */
-int steps_interval(struct steps *st, size_t proc, int32_t tid, int kind, int reason, int64_t ts,
-		   int64_t dur);
+int steps_interval(struct steps *st, size_t proc, int64_t pid, int32_t tid, int kind, int reason,
+		   int64_t ts, int64_t dur);
 
 /** steps_blame - thread @holder of @proc held the GIL in function @fn (global index + 1, 0:
  * none) over [@lo, @hi) while another thread waited for it. */
-void steps_blame(struct steps *st, size_t proc, int32_t holder, uint32_t fn, int64_t lo,
-		 int64_t hi);
+void steps_blame(struct steps *st, size_t proc, int64_t pid, int32_t holder, uint32_t fn,
+		 int64_t lo, int64_t hi);
 
 /** steps_used - how many steps hold GIL time of some thread. */
 size_t steps_used(const struct steps *st);
