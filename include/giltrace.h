@@ -365,6 +365,16 @@ int gil_trace_record_start_opts(const struct gil_options *opts);
 int gil_trace_record_stop(void);
 
 /**
+ * gil_mark_step - a training step ends here: call it once per step, at the step's end, from the
+ * training loop (gil_trace_record.mark_step() in Python). It does nothing: a gil-record that
+ * records this process probes it (one uprobe hit per call) and writes the mark into the file,
+ * and gil-convert divides the statistics by the steps the marks close. @step is the step's
+ * number, or -1 to have them counted from 0. Any process that maps libgiltrace can call it,
+ * recorded or not, root or not; nothing is read but @step.
+ */
+void gil_mark_step(long long step);
+
+/**
  * gil_trace_record_name_thread - while a recording started here runs, name thread @tid of this
  * process @name in this process's file (Python's threading names; the gil_trace_record module
  * does it for every thread alive at start and at stop). Thread-safe; written by the recording

@@ -36,6 +36,7 @@ enum {
 	F_IP, /* which GIL (3.12+): the interpreter, its ceval.gil, its id */
 	F_GP,
 	F_IID,
+	F_STEP, /* gil_mark_step's argument (marker.c) */
 	F_NR,
 };
 
@@ -55,6 +56,7 @@ static const char *const field_names[F_NR] = {
 	[F_TFNS] = "gil_tfns", [F_TFILE] = "gil_tfile", [F_TFILES] = "gil_tfiles",
 	[F_TLINE] = "gil_tline", [F_HTID] = "gil_htid", [F_CODE] = "gil_code",
 	[F_SITE] = "gil_site", [F_IP] = "gil_ip", [F_GP] = "gil_gp", [F_IID] = "gil_iid",
+	[F_STEP] = "gil_step",
 };
 
 struct probe_fields {
@@ -228,7 +230,7 @@ int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_heade
 {
 	const struct gil_sample_head *s = (const void *)h;
 	struct tep_record rec;
-	uint64_t site;
+	uint64_t site, step;
 	int type;
 
 	if (h->size < sizeof(*s) || sizeof(*s) + s->raw_size > h->size)
@@ -258,6 +260,9 @@ int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_heade
 			 number(d->fields[ev->probe].f[F_GP], rec.data, s->raw_size, &ev->gil) &&
 			 number(d->fields[ev->probe].f[F_IID], rec.data, s->raw_size, &ev->interp_id) &&
 			 ev->interp;
+	ev->has_step = d->fields[ev->probe].f[F_STEP] &&
+		       number(d->fields[ev->probe].f[F_STEP], rec.data, s->raw_size, &step);
+	ev->step = ev->has_step ? (int64_t)step : -1;
 	if (d->fields[ev->probe].frame || d->fields[ev->probe].pointer ||
 	    d->fields[ev->probe].f[F_REQ])
 		decode_frame(&d->fields[ev->probe], rec.data, s->raw_size, ev);

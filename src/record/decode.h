@@ -29,6 +29,8 @@ struct gil_event {
 	uint64_t interp; /* tstate->interp */
 	uint64_t gil; /* tstate->interp->ceval.gil */
 	uint64_t interp_id; /* tstate->interp->id */
+	bool has_step; /* a gil_mark_step probe (marker.c): step is its argument */
+	int64_t step;
 };
 
 

@@ -76,6 +76,12 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		e.tid = ev.tid;
 		e.ev = rec->ev_of_probe[ev.probe];
 		e.obj = rec->obj_of_probe[ev.probe];
+		if (e.ev == GIL_EV_MARK) {
+			/* a step mark: its number rides in code */
+			e.code = (uint64_t)(ev.has_step && ev.step >= 0 ? ev.step : -1);
+			rec->events++;
+			return push(rec, &e);
+		}
 		/* the strings point into the ring: name the function now */
 		if (ev.has_frame && rec->fntab) {
 			e.fn = gil_fntab_intern(rec->fntab, &ev.frame);
@@ -201,7 +207,9 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 	t = rec_target_of(rec, (pid_t)e->pid);
 	if (!t && e->type == Q_GIL && (rec->state == R_STARTED || rec->state == R_STOPPED)) {
 		t = rec_adopt_child(rec, (pid_t)e->pid, e->ts);
-		if (!t && !rec->err[0] && rec_file_wide(rec) && e->obj >= 0)
+		/* a step mark alone does not make a process a target: its GIL events do */
+		if (!t && !rec->err[0] && rec_file_wide(rec) && e->obj >= 0 &&
+		    e->ev != GIL_EV_MARK)
 			t = rec_adopt_process(rec, (pid_t)e->pid, e->obj, e->ts);
 		if (!t && rec->err[0])
 			return -1;
@@ -220,6 +228,12 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 			t->unguarded_exits++;
 		if (gil_pairing_exit(t->pairing, (int32_t)e->tid, e->ts) < 0 ||
 		    gil_sinks_exit(t->sinks, (int32_t)e->tid, e->ts) < 0)
+			goto werr;
+		return 0;
+	}
+	if (e->ev == GIL_EV_MARK) {
+		t->marks++;
+		if (gil_sinks_step(t->sinks, (int32_t)e->tid, e->ts, (int64_t)e->code) < 0)
 			goto werr;
 		return 0;
 	}

@@ -103,7 +103,7 @@ static void prune_unconditioned(const struct gil_options *opts, struct object *o
  * process's root. Either way the descriptor's device and inode must be the mapping's.
  * Returns 0, -2 when the file is not the one mapped (or gone), -1 with errno.
  */
-static int open_mapped(pid_t pid, const struct gil_mapping *m, struct gil_elf *h)
+int rec_open_mapped(pid_t pid, const struct gil_mapping *m, struct gil_elf *h)
 {
 	char path[96];
 	int rootfd, r;
@@ -147,7 +147,7 @@ static int load_object(const struct gil_options *opts, struct object **objs, siz
 
 	if (i >= 0)
 		return i;
-	r = open_mapped(pid, m, &h);
+	r = rec_open_mapped(pid, m, &h);
 	if (r == -1)
 		return gil_err(err, errlen, "out of memory");
 	if (r < 0)
@@ -206,6 +206,8 @@ static int load_object(const struct gil_options *opts, struct object **objs, siz
 
 static enum gil_ev ev_of(enum gil_func fn, bool ret, bool exit_site)
 {
+	if (fn == GIL_FN_NR)
+		return GIL_EV_MARK; /* gil_mark_step (marker.c) */
 	if (exit_site)
 		return fn == GIL_FN_TAKE ? GIL_EV_TAKE_EXIT : GIL_EV_DROP_EXIT;
 	if (fn == GIL_FN_TAKE)

@@ -23,6 +23,15 @@ int rec_python_object(struct gil_recorder *rec, pid_t pid, char *why, size_t why
 int rec_python_object_in(const struct gil_options *opts, struct object **objs, size_t *nr,
 			 pid_t pid, char *why, size_t whylen);
 
+struct gil_mapping;
+struct gil_elf;
+
+/*
+ * Open the file @pid maps at @m (/proc/PID/map_files, else the path inside its root), checked
+ * on the descriptor to be the mapped device and inode. 0, -2 when it is not (or gone), -1 ENOMEM.
+ */
+int rec_open_mapped(pid_t pid, const struct gil_mapping *m, struct gil_elf *h);
+
 /* The index of the object of file @dev:@ino in @objs, or -1. */
 int rec_find_object(const struct object *objs, size_t nr, uint64_t dev, uint64_t ino);
 

@@ -27,6 +27,8 @@ enum gil_ev {
 	GIL_EV_TAKE_EXIT,
 	GIL_EV_DROP_EXIT,
 	GIL_EV_NR,
+	/* not a GIL event: gil_mark_step was called (marker.c); never given to the pairing */
+	GIL_EV_MARK = 0x40,
 };
 
 /* Called for every finished interval; a negative return is passed back to the caller. */

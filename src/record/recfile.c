@@ -224,6 +224,8 @@ struct json_object *rec_footer(const struct gil_recorder *rec, const struct targ
 	/* Never silent: samples the kernel throttled, and samples of processes not recorded. */
 	json_object_object_add(f, GIL_KEY_THROTTLED, json_object_new_uint64(rec->throttled));
 	json_object_object_add(f, GIL_KEY_FOREIGN_EVENTS, json_object_new_uint64(rec->unknown));
+	if (t->mobj >= 0)
+		json_object_object_add(f, GIL_KEY_STEP, json_object_new_uint64(t->marks));
 	if (not_seen)
 		json_object_object_add(f, GIL_KEY_NOT_SEEN, json_object_new_uint64(not_seen));
 	if (t->unguarded_exits)

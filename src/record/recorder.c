@@ -25,6 +25,7 @@
 #include <event-parse.h>
 
 #include "state.h"
+#include "marker.h"
 #include "intake.h"
 #include "metrics.h"
 #include "modes.h"
@@ -310,6 +311,9 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 	}
 	/* targets that appeared: a process the command started, one a rescan found */
 	if (rec_modes[rec->mode].round && rec_modes[rec->mode].round(rec, round_start) < 0)
+		goto fail;
+	/* libgiltrace loaded since: its gil_mark_step probed */
+	if (rec_markers_round(rec, round_start) < 0)
 		goto fail;
 	if (gil_rings_drain(rec->rings, rec_on_record, rec) < 0)
 		goto fail;

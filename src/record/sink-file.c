@@ -146,6 +146,11 @@ static int file_lost(void *s, int cpu, uint64_t count, uint64_t ts)
 	return gil_rawfile_lost(((struct file_sink *)s)->file, cpu, count, ts);
 }
 
+static int file_step(void *s, int32_t tid, uint64_t ts, int64_t n)
+{
+	return gil_rawfile_step(((struct file_sink *)s)->file, tid, ts, n);
+}
+
 static int file_flush(void *s)
 {
 	return gil_rawfile_flush(((struct file_sink *)s)->file);
@@ -181,6 +186,7 @@ const struct gil_sink_ops gil_sink_file = {
 	.interval = file_interval,
 	.thread = file_thread,
 	.exit = file_exit,
+	.step = file_step,
 	.lost = file_lost,
 	.flush = file_flush,
 	.end = file_end,

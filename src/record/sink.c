@@ -80,6 +80,11 @@ int gil_sinks_lost(struct gil_sinks *ss, int cpu, uint64_t count, uint64_t ts)
 	DISPATCH(ss, lost, cpu, count, ts);
 }
 
+int gil_sinks_step(struct gil_sinks *ss, int32_t tid, uint64_t ts, int64_t n)
+{
+	DISPATCH(ss, step, tid, ts, n);
+}
+
 int gil_sinks_end(struct gil_sinks *ss, struct json_object *footer)
 {
 	DISPATCH(ss, end, footer);

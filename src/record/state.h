@@ -79,6 +79,12 @@ struct object {
 	 */
 	struct fdset fds;
 	uint64_t live_since; /* when they were enabled */
+	/*
+	 * libgiltrace, mapped by a target: its one probe is at gil_mark_step's entry (marker.c),
+	 * whose argument it reads; syms is NULL
+	 */
+	bool marker;
+	uint64_t mark_offset;
 };
 
 struct name {
@@ -93,6 +99,9 @@ struct target {
 	char *cmdline;
 	char comm[17];
 	int obj; /* index into rec->objects */
+	int mobj; /* the libgiltrace it maps, whose gil_mark_step is probed (marker.c); -1 none */
+	uint64_t mark_scan; /* when its maps were last looked at for libgiltrace */
+	uint64_t marks; /* step marks written */
 	int pidfd;
 	struct fdset fds; /* its events, on each thread */
 	/*

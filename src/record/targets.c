@@ -20,6 +20,7 @@
 #include "outdir.h"
 #include "recfile.h"
 #include "targets.h"
+#include "marker.h"
 
 struct target *rec_target_of(struct gil_recorder *rec, pid_t pid)
 {
@@ -110,7 +111,7 @@ static int open_probe_events(struct gil_recorder *rec, const struct object *o, p
 		if (!rec->probes->v[o->first_probe + k].head)
 			continue; /* its event is its head's */
 		n = gil_rings_open(rec->rings, rec->probes->v[o->first_probe + k].id, tid,
-				   flags | (k == 0 ? GIL_RING_TASK : 0), fds, rec->err,
+				   flags | (k == 0 && !o->marker ? GIL_RING_TASK : 0), fds, rec->err,
 				   sizeof(rec->err));
 		if (n < 0 && errno == ESRCH && tid != -1)
 			return 1;
@@ -294,6 +295,9 @@ static int open_target_events(struct gil_recorder *rec, struct target *t, bool e
 			if (has_tid(t, tids[i]))
 				continue;
 			r = open_probe_events(rec, o, tids[i], 0, &t->fds, enable, fds);
+			if (r == 0 && t->mobj >= 0)
+				r = open_probe_events(rec, &rec->objects[t->mobj], tids[i], 0,
+						      &t->fds, enable, fds);
 			/* never enabled by us: the kernel enables them at exec */
 			if (r == 0 && !gil_rings_follow_exec(rec->rings))
 				r = open_probe_events(rec, o, tids[i], GIL_RING_AFTER_EXEC,
@@ -322,6 +326,29 @@ fail:
 	free(tids);
 	free(fds);
 	return -1;
+}
+
+int rec_open_marker_events(struct gil_recorder *rec, struct target *t)
+{
+	struct object *m = &rec->objects[t->mobj];
+	bool enable = rec->state == R_STARTED;
+	pid_t *tids = NULL;
+	int *fds, nr, i, r = 0;
+
+	if (rec_file_wide(rec))
+		return open_object_events(rec, m, enable);
+	fds = malloc((size_t)gil_rings_nr_cpus(rec->rings) * sizeof(*fds));
+	if (!fds) {
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	/* threads started later inherit them from the thread that starts them */
+	nr = gil_proc_threads(t->pid, &tids);
+	for (i = 0; i < nr && r >= 0; i++)
+		r = open_probe_events(rec, m, tids[i], 0, &t->fds, enable, fds);
+	free(tids);
+	free(fds);
+	return r < 0 ? -1 : 0;
 }
 
 int rec_start_target(struct gil_recorder *rec, struct target *t)
@@ -387,6 +414,7 @@ static struct target *new_target(struct gil_recorder *rec, pid_t pid, int obj,
 	rec->targets[rec->nr_targets++] = t;
 	t->pid = pid;
 	t->obj = obj;
+	t->mobj = parent ? parent->mobj : -1;
 	t->rank = gil_proc_rank(pid, &t->rank_source);
 	if ((rec->objects[obj].syms->approximate || rec->objects[obj].syms->nr_over_cap) &&
 	    rec->objects[obj].syms->reason) {
@@ -451,7 +479,8 @@ int rec_add_target_obj(struct gil_recorder *rec, pid_t pid, int obj, bool live)
 		if (open_object_events(rec, &rec->objects[obj], live) < 0)
 			return -1;
 		t = new_target(rec, pid, obj, NULL);
-		if (!t)
+		if (!t || rec_marker_find(rec, t) < 0 ||
+		    (t->mobj >= 0 && rec_open_marker_events(rec, t) < 0))
 			return -1;
 		if (t->pidfd < 0 && !gil_proc_exists(pid)) {
 			/* it exited while we looked at it: the scan forgets it */
@@ -462,7 +491,7 @@ int rec_add_target_obj(struct gil_recorder *rec, pid_t pid, int obj, bool live)
 			t->start_ns = rec->objects[obj].live_since;
 	} else {
 		t = new_target(rec, pid, obj, NULL);
-		if (!t || open_target_events(rec, t, live) < 0)
+		if (!t || rec_marker_find(rec, t) < 0 || open_target_events(rec, t, live) < 0)
 			return -1;
 	}
 	if (live && rec_start_target(rec, t) < 0)
@@ -526,7 +555,8 @@ struct target *rec_adopt_process(struct gil_recorder *rec, pid_t pid, int obj, u
 	if (gil_proc_is_kernel_thread(pid))
 		return NULL;
 	t = new_target(rec, pid, obj, NULL);
-	if (!t)
+	if (!t || rec_marker_find(rec, t) < 0 ||
+	    (t->mobj >= 0 && rec_open_marker_events(rec, t) < 0))
 		return NULL;
 	t->start_ns = ts;
 	if (rec_start_target(rec, t) < 0)

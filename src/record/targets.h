@@ -35,6 +35,12 @@ bool rec_file_wide(const struct gil_recorder *rec);
  */
 struct target *rec_adopt_process(struct gil_recorder *rec, pid_t pid, int obj, uint64_t ts);
 
+/*
+ * rec_open_marker_events - the events of @t's gil_mark_step probe (t->mobj): on each of its
+ * threads, or file-wide in all-process mode; enabled once recording. -1 with rec->err.
+ */
+int rec_open_marker_events(struct gil_recorder *rec, struct target *t);
+
 /** rec_object_events - set, enable or disable every object's file-wide events. */
 void rec_objects_ioctl(struct gil_recorder *rec, unsigned long request);
 

@@ -23,6 +23,8 @@ never speed.
 5. /usr/lib/debug hidden (a private mount namespace), as a stock image: take_gil, drop_gil and
    the copies of drop_gil LTO inlined into the I/O helpers found from the code, so 1 and 2 hold
    as with the debug file (the voluntary roles' class aside, which a copy cannot read on 3.11).
+6. Step marks: the ctypes workload of 1 calls libgiltrace's gil_mark_step(k) every 100 calls:
+   N/100 step records of its main thread, numbered from x0 (0, 1, ...), counted in the footer.
 No probe group is left behind (checked after each).
 """
 import json
@@ -153,9 +155,17 @@ if "take_gil" in sites and "drop_gil" in sites:
     log("bti: a return probe after paciasp: exit %d (%s)" % (rc, "killed" if rc < 0 else "ran"))
 
 # 1. exact sites, exits from the AArch64 decoder, functions named
-w = Workload(PY, "ctypes_calls.py", N)
+w = Workload(PY, "ctypes_calls.py", N, "--mark", os.path.join(TOP_BUILDDIR, ".libs",
+                                                                "libgiltrace.so.0"))
 done, header, records, footer, err, path = record_pid(w)
 tid = int(done[0])
+# 6. step marks: gil_mark_step's argument read from x0
+marks = [(r["step"]["tid"], r["step"].get("n")) for r in records
+         if isinstance(r, dict) and "step" in r]
+log("marks: %d, numbers %s" % (len(marks), [n for _, n in marks]))
+if marks != [(tid, k) for k in range(N // 100)] or footer.get("step") != N // 100:
+    failures.append("marks: %s, footer %s; want %d from thread %d numbered from 0"
+                    % (marks, footer.get("step"), N // 100, tid))
 drops, takes = intervals(records, tid, 2), intervals(records, tid, 0)
 methods = sorted(set(p["method"] for p in header["probes"]))
 exits = [p for p in header["probes"] if p["role"] == "exit"]

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Statistics per step from the recording alone (issue 26): a real training loop (Debian's
+python3-torch: matmul and a tensor copy; a numpy loader thread that always wants the GIL) calls
+gil_trace_record.mark_step() at the end of each of its 12 steps, and in step 7 makes a 200 ms C
+call that keeps the GIL. gil-record --pid probes libgiltrace's gil_mark_step in it and writes
+each mark; gil-convert gives one row per step, as many as the loop ran, flags step 7 and names
+the main thread as the holder and the loader as the thread that waited. Each step's wait and
+hold equal the direct sums of the file's intervals clipped to it (within 1%).
+
+Then the same loop in launch mode: the recorder finds the library when the program imports the
+module, after its start (the once-a-second look), and no mark is lost. Last, all-process mode
+(file-wide probes): 1000 ctypes calls marking a numbered step every 100 give 10 marks, 0 to 9."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from giltest import *  # noqa: E402,F401,F403
+
+STEPS, STALL = 12, 7
+require_kernel()
+PY = "/usr/bin/python3"
+if subprocess.run([PY, "-c", "import torch, numpy"], capture_output=True).returncode != 0:
+    skip("python3-torch and python3-numpy are not installed (apt-get install python3-torch)")
+MODDIR = os.path.join(TOP_BUILDDIR, "tests", "python")
+
+
+def clipped(ivs, lo, hi, kind):
+    return sum(max(0, min(s + d, hi) - max(s, lo)) for tid, k, s, d in ivs if k == kind)
+
+
+def check_steps(path, done, what):
+    main_tid, loader_tid = (int(x) for x in done.split()[1:3])
+    header, records, footer = read_recording(path)
+    marks = [r["step"] for r in records if isinstance(r, dict) and "step" in r]
+    check(len(marks) == STEPS, "%s: %d step marks in the file, the loop made %d"
+          % (what, len(marks), STEPS))
+    check(all(m["tid"] == main_tid for m in marks), "%s: marks from the main thread" % what)
+    check(footer.get("step") == STEPS, "%s: the footer counts %s marks" % (what, footer.get("step")))
+    sj = path + ".summary.json"
+    p = subprocess.run([GIL_CONVERT, "-i", path, "--summary-json", sj, "--summary", "-o",
+                        path + ".trace.json"], capture_output=True, text=True)
+    check(p.returncode == 0, "gil-convert: %s" % p.stderr)
+    with open(sj) as f:
+        st = json.load(f)["steps"]
+    check(st["count"] == STEPS, "%s: %d step rows, the loop ran %d" % (what, st["count"], STEPS))
+    # the direct sums of the intervals clipped to each step, on the trace's axis
+    with open(path + ".trace.json") as f:
+        doc = json.load(f)
+    kinds = {"take_gil": 0, "hold_gil": 1, "drop_gil": 2}
+
+    def us_ns(v):
+        a, _, b = str(v).partition(".")
+        return int(a) * 1000 + int((b + "000")[:3]) * (1 if not a.startswith("-") else -1)
+    ivs = [(e["tid"], kinds[e["name"]], us_ns(e["ts"]), us_ns(e["dur"]))
+           for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "gil"]
+    for s in st["steps"]:
+        lo = us_ns(s["start_us"])
+        hi = lo + s["dur_ns"]
+        for k, key in ((0, "wait_ns"), (1, "hold_ns")):
+            want = clipped(ivs, lo, hi, k)
+            check(abs(s[key] - want) <= want // 100 + 1000,
+                  "%s %s %s: %d, direct sum %d" % (what, s["name"], key, s[key], want))
+    by_wait = sorted(st["steps"], key=lambda s: -s["wait_ns"])
+    stall = [s for s in st["steps"] if s["number"] == STALL][0]
+    log("%s: per-step wait (ms) %s; median %.1f ms, MAD %.1f ms, threshold %.1f ms"
+        % (what, [round(s["wait_ns"] / 1e6, 1) for s in st["steps"]], st["median_wait_ns"] / 1e6,
+           st["mad_ns"] / 1e6, st["threshold_ns"] / 1e6))
+    check(stall["flagged"], "%s: the stalled step %d is flagged" % (what, STALL))
+    check(by_wait[0]["number"] == STALL, "%s: the stalled step waited most" % what)
+    why = stall["outlier"]
+    check(why["held_by"]["tid"] == main_tid,
+          "%s: the main thread held the GIL: %s" % (what, why["text"]))
+    check(why["waiting"]["tid"] == loader_tid, "%s: the loader waited: %s" % (what, why["text"]))
+    check(why["held_by"]["ns"] >= 150000000, "%s: for most of the 200 ms: %s" % (what, why["text"]))
+    flagged = [s["number"] for s in st["steps"] if s["flagged"]]
+    log("%s: flagged %s: %s" % (what, flagged, why["text"]))
+    check("! step %d" % STALL in p.stdout, "--summary marks the step:\n" + p.stdout)
+
+
+# --pid: the module (and libgiltrace) loaded before the recorder starts
+w = Workload(PY, "train_steps.py", MODDIR, STEPS, STALL, "--torch")
+rec = Recorder("--pid", w.pid)
+w.p.stdin.write("go\n")
+w.p.stdin.flush()
+line = w.readline(HANG_S)
+check(line.startswith("done "), "workload: %r" % line)
+rec.signal()
+check(rec.wait() == 0, "gil-record: %s" % rec.err)
+w.p.wait()
+check_steps(files_by_pid(rec.outdir)[str(w.pid)], line, "--pid")
+check_no_probes()
+
+# launch mode: the library is mapped after the recording began
+out = tempfile.mkdtemp(prefix="gilrec-steps-")
+cmd = record_command() + ["--output-dir", out, "--", PY, "-u",
+                          os.path.join(WORKLOADS, "train_steps.py"), MODDIR, str(STEPS),
+                          str(STALL), "--torch"]
+p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+first = p.stdout.readline()
+check(first.startswith("ready "), "launched workload: %r" % first)
+pid = int(first.split()[1])
+# the recorder looks for libgiltrace once a second: give it that before the first step
+time.sleep(1.5)
+p.stdin.write("go\n")
+p.stdin.flush()
+last = p.stdout.readline()
+check(last.startswith("done "), "launched workload: %r" % last)
+rc, err = wait_recorder(p, "launch")
+check(rc == 0, "gil-record (launch): %s" % err)
+check_steps(files_by_pid(out)[str(pid)], last, "launch")
+check_no_probes()
+
+# all-process mode: the probe is file-wide, like the GIL's; the marks' numbers from the argument
+label, exe, ver = pythons(include_system=False)[-1]
+lib = os.path.join(TOP_BUILDDIR, ".libs", "libgiltrace.so.0")
+w = Workload(exe, "ctypes_calls.py", 1000, "--mark", lib)
+rec = Recorder()
+wait_for(lambda: str(w.pid) in files_by_pid(rec.outdir), "the workload's file")
+w.p.stdin.write("go\n")
+w.p.stdin.flush()
+done = w.readline(HANG_S)
+w.p.stdin.close()
+w.p.wait()
+rec.signal()
+check(rec.wait() == 0, "gil-record (all processes): %s" % rec.err)
+header, records, footer = read_recording(files_by_pid(rec.outdir)[str(w.pid)])
+marks = [(r["step"]["tid"], r["step"].get("n")) for r in records
+         if isinstance(r, dict) and "step" in r]
+check(marks == [(int(done.split()[1]), k) for k in range(10)] and footer.get("step") == 10,
+      "all processes (%s): marks %s, footer %s" % (label, marks, footer.get("step")))
+check_no_probes()
+log("all processes (%s): 10 marks numbered 0-9" % label)
+log("PASS")
