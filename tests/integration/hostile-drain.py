@@ -6,7 +6,10 @@ library whose debuglink names a debug file of 1 GiB, the most that is read (its 
 seconds). Its files are read by the resolver's worker while the rings, 128 KiB per CPU, keep
 draining: the victim loses nothing, and Ctrl+C, sent while the worker still reads the file,
 ends the recording as a clean one ends. Read on the loop, the file stalled the drain for
-seconds, and the victim's events overflowed the rings."""
+seconds, and the victim's events overflowed the rings. The victim runs a private copy of
+Debian's python3.11, so that other tests' python3.11 share no probe with it; when other
+processes still shared the rings (the test harnesses' libpython: foreign_events), the victim's
+releases must go on with no gap over 250 ms instead of no loss at all."""
 import os
 import shutil
 import signal
@@ -47,7 +50,14 @@ def lossless(what, ok):
 VICTIM = ("import ctypes, time\nlibc = ctypes.CDLL(None)\nprint('ready', flush=True)\n"
           "while True:\n    libc.getppid()\n    t = time.perf_counter() + 0.002\n"
           "    while time.perf_counter() < t: pass\n")
-victim = subprocess.Popen([SYSPY, "-c", VICTIM], stdout=subprocess.PIPE, text=True)
+# run from a private copy of the interpreter: all-process mode probes the file itself (every
+# process on the host that maps it), and other tests running Debian's python3.11 meanwhile
+# would fill the small rings with their events (they are counted as foreign, their losses
+# not told apart from the victim's)
+own = tempfile.mkdtemp(prefix="drain-victim-")
+VICTIM_PY = os.path.join(own, "python3.11")
+shutil.copy2(SYSPY, VICTIM_PY)
+victim = subprocess.Popen([VICTIM_PY, "-c", VICTIM], stdout=subprocess.PIPE, text=True)
 check(victim.stdout.readline().startswith("ready"), "the victim did not start")
 rec = Recorder("--mmap-pages", "32")
 # nobody's process (a Python or not: every file it maps is read until one defines the GIL
@@ -97,14 +107,26 @@ files = files_by_pid(rec.outdir)
 check(str(victim.pid) in files, "the victim was not recorded: %s\n%s" % (files, rec.err))
 h, records, footer = read_recording(files[str(victim.pid)])
 drops = intervals(records, kind=2)
-lossless("the victim lost %s events while the worker read: %s" % (footer.get("lost"), rec.err),
-         not footer.get("lost") and "lost" not in rec.err)
-# its releases, every 2 ms, went on through the read (the longest gap is said, not judged)
+# its releases, every 2 ms, went on through the read
 starts = sorted(i[2] for i in drops)
 gap = max(b - a for a, b in zip(starts, starts[1:])) if len(starts) > 1 else None
 check(len(drops) > 300, "the victim's releases: %d" % len(drops))
-log("victim: %d releases, none lost, the longest gap between two %s" %
-    (len(drops), "%.1f ms" % (gap / 1e6) if gap is not None else "-"))
+foreign = footer.get("foreign_events", 0)
+if not foreign:
+    lossless("the victim lost %s events while the worker read: %s"
+             % (footer.get("lost"), rec.err), not footer.get("lost") and "lost" not in rec.err)
+else:
+    # The suite runs other tests beside this one, their harnesses on the same libpython as
+    # this test's own process, which all-process mode records through file-wide probes: their
+    # events share the small rings (foreign_events) and may overflow them, losses no file can
+    # tell apart from the victim's. A drain stalled by the read loses the victim's releases
+    # for seconds; the rings' share taken by others loses a few, in bursts.
+    log("rings shared with %d events of processes outside the test (other tests): %s lost"
+        % (foreign, footer.get("lost")))
+    lossless("the victim's releases stopped for %.0f ms while the worker read (lost %s): %s"
+             % (gap / 1e6, footer.get("lost"), rec.err), gap is not None and gap < 250e6)
+log("victim: %d releases, lost %s, the longest gap between two %s" %
+    (len(drops), footer.get("lost"), "%.1f ms" % (gap / 1e6) if gap is not None else "-"))
 
 # Launch mode: a Python that loads a libpython is stopped at each of ld.so's system calls until
 # its new files are read, and its preloaded library's debug file is one of them. The read is the
