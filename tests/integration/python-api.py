@@ -2,7 +2,6 @@
 its own process's threads and a sibling, stops on stop(), stops by itself after duration, works
 as a context manager, and raises with a clear message when it cannot start. The drop-in scripts
 gil_trace_record.py / gil_trace_convert.py run the C tools and give the same files."""
-import ctypes
 import json
 import os
 import select
@@ -13,12 +12,20 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from giltest import *  # noqa: E402,F401,F403
 
-# The module's copy of struct gil_options is the header's, field by field (a field added to
-# one only would have gil_options_init write past the module's buffer).
-sys.path.insert(0, os.path.join(TOP_BUILDDIR, "tests", "python"))
-import gil_trace_record  # noqa: E402
+env = dict(os.environ, PYTHONPATH=os.path.join(TOP_BUILDDIR, "tests", "python"))
+if os.environ.get("GIL_SANITIZED") == "1":
+    # An ASan-built libgiltrace loaded by ctypes needs the runtime first; Python itself leaks.
+    libasan = subprocess.check_output(["cc", "-print-file-name=libasan.so"], text=True).strip()
+    env.update(LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0")
 
-fields = [f[0] for f in gil_trace_record._Options._fields_]
+# The module's copy of struct gil_options is the header's, field by field (a field added to
+# one only would have gil_options_init write past the module's buffer). Read in a child: the
+# module loads libgiltrace when imported (for mark_step), which wants @env under ASan.
+module_layout = json.loads(subprocess.check_output(
+    [sys.executable, "-c", "import ctypes, json, gil_trace_record as g; O = g._Options; "
+     "print(json.dumps([ctypes.sizeof(O)] + [[f[0], getattr(O, f[0]).offset] "
+     "for f in O._fields_]))"], env=env, text=True))
+fields = [f for f, _ in module_layout[1:]]
 probe_src = os.path.join(tempfile.mkdtemp(prefix="layout-"), "layout.c")
 with open(probe_src, "w") as f:
     f.write('#include <stdio.h>\n#include <stddef.h>\n#include "giltrace.h"\nint main(void)\n'
@@ -29,18 +36,12 @@ probe = probe_src[:-2]
 subprocess.run(["cc", "-I", os.path.join(TOP_SRCDIR, "include"), "-o", probe, probe_src],
                check=True)
 c_layout = [int(x) for x in subprocess.check_output([probe], text=True).split()]
-py_layout = [ctypes.sizeof(gil_trace_record._Options)] + \
-    [getattr(gil_trace_record._Options, n).offset for n in fields]
+py_layout = [module_layout[0]] + [off for _, off in module_layout[1:]]
 check(c_layout == py_layout, "struct gil_options: the header's size and offsets %s, the "
       "module's %s (fields %s)" % (c_layout, py_layout, fields))
 
 require_kernel()
 label, exe, ver = pythons(include_system=False)[-1]
-env = dict(os.environ, PYTHONPATH=os.path.join(TOP_BUILDDIR, "tests", "python"))
-if os.environ.get("GIL_SANITIZED") == "1":
-    # An ASan-built libgiltrace loaded by ctypes needs the runtime first; Python itself leaks.
-    libasan = subprocess.check_output(["cc", "-print-file-name=libasan.so"], text=True).strip()
-    env.update(LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0")
 
 
 def api(mode, *extra):
