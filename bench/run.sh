@@ -16,7 +16,7 @@ machine=$("$py" -c "import sys; sys.path.insert(0, sys.argv[1]); import benchlib
 echo "## Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $machine"
 echo
 rc=0
-for b in overhead fetchcost bystander lost recorder_cost convert attach; do
+for b in overhead fetchcost bystander lost recorder_cost convert attach markcost; do
 	extra=
 	[ "$b" = overhead ] && extra=$light
 	start=$(date +%s)

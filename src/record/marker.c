@@ -7,9 +7,10 @@
  * The library is looked for when a target starts, then once a second until it is found: a
  * program may load it after the recording began.
  *
- * The probed address is the entry of an STT_FUNC symbol of exactly the file the process maps
- * (its device and inode checked on the descriptor everything is read from, the uprobe pinned to
- * that descriptor), in an executable segment of the file.
+ * The probed address is gil_mark_step_probe, a nop inside the STT_FUNC gil_mark_step, proven an
+ * instruction boundary by decoding from the function's start (gil_site_prove), of exactly the
+ * file the process maps (its device and inode checked on the descriptor everything is read
+ * from, the uprobe pinned to that descriptor).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf/symbols.h"
 #include "marker.h"
 #include "objects.h"
 #include "state.h"
@@ -47,19 +49,27 @@ static bool is_giltrace(const char *path)
 	return !strncmp(base, MARK_LIB, strlen(MARK_LIB));
 }
 
-/* The file offset of gil_mark_step's entry in @h: 0, or -1 when there is none to prove. */
+/*
+ * The file offset of gil_mark_step_probe in @h: inside gil_mark_step, on an instruction
+ * boundary decoded from the function's start (gil_site_prove). 0, or -1 when not proven.
+ */
 static int mark_entry(struct gil_elf *h, uint64_t *off)
 {
-	GElf_Sym sym;
+	struct gil_site site = { .symbol = MARK_SYMBOL, .role = GIL_SITE_ENTRY };
+	GElf_Sym fn, at;
 	bool exec = false;
 
-	if (gil_arch_of(h->elf) != MARK_ARCH || !gil_elf_find_symbol(h->elf, MARK_SYMBOL, &sym) ||
-	    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size || sym.st_shndx == SHN_UNDEF)
+	if (gil_arch_of(h->elf) != MARK_ARCH || !gil_elf_find_symbol(h->elf, MARK_SYMBOL, &fn) ||
+	    !gil_elf_find_symbol(h->elf, MARK_SYMBOL "_probe", &at) ||
+	    GELF_ST_TYPE(fn.st_info) != STT_FUNC || !fn.st_size || fn.st_shndx == SHN_UNDEF ||
+	    at.st_value < fn.st_value || at.st_value >= fn.st_value + fn.st_size)
 		return -1;
-	if (gil_elf_addr_to_offset(h->elf, sym.st_value, off, &exec) < 0 || !exec ||
-	    *off + sym.st_size > h->size)
+	if (gil_elf_addr_to_offset(h->elf, at.st_value, off, &exec) < 0 || !exec)
 		return -1;
-	return 0;
+	site.fn = GIL_FN_TAKE; /* only named in a refusal, which names the symbol instead */
+	site.addr = at.st_value;
+	site.offset = *off;
+	return gil_site_prove(h->elf, h->size, &site, NULL, 0) ? -1 : 0;
 }
 
 /*

@@ -11,7 +11,7 @@ out=$(mktemp "${TMPDIR:-/tmp}/bench-smoke.XXXXXX")
 trap 'rm -f "$out"' EXIT
 fail=0
 skipped=0
-benches="overhead fetchcost bystander lost recorder_cost convert scale always_on"
+benches="overhead fetchcost bystander lost recorder_cost convert scale always_on markcost"
 # the training loop needs Debian's python3-torch and python3-numpy: run where they are
 /usr/bin/python3 -c "import torch, numpy" 2>/dev/null && benches="$benches training"
 for b in $benches; do
