@@ -130,6 +130,7 @@ struct gil_process_stats {
 	uint64_t wall_ns; /* how long this process was recorded */
 	uint64_t ns[3]; /* total ns per enum gil_kind, over all threads */
 	const char *reason; /* why its recording ended: "duration", "signal", "exited", ... */
+	uint64_t steps; /* step marks written (gil_mark_step); 0 when it was not probed */
 };
 
 /* Per-thread result, valid after gil_recorder_finish(). */

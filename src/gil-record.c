@@ -225,11 +225,16 @@ static void summary(struct gil_recorder *rec, int verbosity)
 		if (!ps[i].path)
 			continue;
 		if (verbosity >= GIL_NORMAL) {
-			gil_msg("pid %d rank %d: %llu threads, %llu events, %llu intervals, %s -> %s",
+			char marks[48] = "";
+
+			if (ps[i].steps)
+				snprintf(marks, sizeof(marks), ", %llu step marks",
+					 (unsigned long long)ps[i].steps);
+			gil_msg("pid %d rank %d: %llu threads, %llu events, %llu intervals%s, %s -> %s",
 				(int)ps[i].pid, ps[i].rank, (unsigned long long)ps[i].threads,
 				(unsigned long long)ps[i].events,
-				(unsigned long long)ps[i].intervals, ps[i].reason ? ps[i].reason : "",
-				ps[i].path);
+				(unsigned long long)ps[i].intervals, marks,
+				ps[i].reason ? ps[i].reason : "", ps[i].path);
 			th = gil_recorder_threads(rec, i, &nt);
 			named = false;
 			for (k = 0; k < nt; k++)

@@ -595,6 +595,39 @@ int steps_each(const struct steps *st, const struct stats *s, int64_t pid,
 	return 0;
 }
 
+bool steps_get(const struct steps *st, size_t i, struct steps_view *out)
+{
+	const struct step *sp;
+	const struct row *w;
+	const struct blame *b;
+
+	if (i >= st->n)
+		return false;
+	sp = &st->v[i];
+	w = most_waiting(sp);
+	b = top_blame(sp);
+	out->pid = sp->pid;
+	out->start = sp->start;
+	out->end = sp->end;
+	out->number = sp->number;
+	memcpy(out->ns, sp->ns, sizeof(out->ns));
+	out->forced = sp->forced;
+	out->threads = sp->nr;
+	out->flagged = sp->flagged;
+	out->waiting_tid = w ? w->tid : -1;
+	out->holder_tid = b ? b->tid : -1;
+	out->holder_ns = b ? b->ns : 0;
+	return true;
+}
+
+bool steps_rule(const struct steps *st, uint64_t *median, uint64_t *mad, uint64_t *threshold)
+{
+	*median = st->median;
+	*mad = st->mad;
+	*threshold = st->threshold;
+	return st->outliers;
+}
+
 void steps_free(struct steps *st)
 {
 	size_t i, j;

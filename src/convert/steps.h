@@ -80,6 +80,24 @@ int steps_each(const struct steps *st, const struct stats *s, int64_t pid,
 			 uint64_t hold, const char *why),
 	       void *ctx);
 
+/* What steps_get() tells of one step (tests, and readers other than the reports). */
+struct steps_view {
+	int64_t pid, start, end, number;
+	uint64_t ns[3]; /* all threads, clipped (after steps_finish) */
+	uint64_t forced;
+	size_t threads;
+	bool flagged;
+	int32_t waiting_tid; /* the thread that waited most, -1 none */
+	int32_t holder_tid; /* the holder others waited on most, -1 none */
+	uint64_t holder_ns;
+};
+
+/* steps_get - step @i (in sealed order) into *@out; false past the last. */
+bool steps_get(const struct steps *st, size_t i, struct steps_view *out);
+
+/* steps_rule - the outlier rule's numbers; false under STEPS_MIN_FOR_OUTLIERS steps. */
+bool steps_rule(const struct steps *st, uint64_t *median, uint64_t *mad, uint64_t *threshold);
+
 void steps_free(struct steps *st);
 
 #endif /* GIL_STEPS_H */

@@ -452,6 +452,7 @@ int gil_recorder_finish(struct gil_recorder *rec)
 		ps[i].path = t->filename ? t->filename : rec->opts.no_files ? "(no file)" : NULL;
 		ps[i].events = t->events;
 		ps[i].intervals = gil_rawfile_intervals(t->file);
+		ps[i].steps = t->marks;
 		ps[i].threads = 0;
 		ps[i].reason = t->reason;
 		ps[i].wall_ns = (t->exit_seen && t->exit_seen < rec->end_ns ? t->exit_seen
