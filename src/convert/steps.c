@@ -500,12 +500,17 @@ struct json_object *steps_json(const struct steps *st, const struct stats *s)
 	return o;
 }
 
-static void step_text(FILE *f, const struct stats *s, const struct step *sp)
+static void step_text(FILE *f, const struct stats *s, const struct step *sp, bool pids)
 {
 	const struct row *w = most_waiting(sp);
 	char name[64], b[5][32], wb[96];
+	size_t len;
 
 	step_name(name, sizeof(name), sp);
+	/* several processes' own steps (their marks): say whose */
+	len = strlen(name);
+	if (pids && len < sizeof(name))
+		snprintf(name + len, sizeof(name) - len, " pid %lld", (long long)sp->pid);
 	fprintf(f, "%c %-20s %9s %9s %9s %9s %6llu  %-28s %9s\n", sp->flagged ? '!' : ' ', name,
 		stats_dur(b[0], sizeof(b[0]), (uint64_t)(sp->end - sp->start)),
 		stats_dur(b[1], sizeof(b[1]), sp->ns[0]), stats_dur(b[2], sizeof(b[2]), sp->ns[1]),
@@ -534,6 +539,7 @@ static void step_text(FILE *f, const struct stats *s, const struct step *sp)
 
 void steps_write_text(const struct steps *st, const struct stats *s, FILE *f)
 {
+	bool pids = st->n && st->v[0].pid >= 0 && st->v[0].pid != st->v[st->n - 1].pid;
 	char b[3][32];
 	size_t i, shown = 0;
 
@@ -554,7 +560,7 @@ void steps_write_text(const struct steps *st, const struct stats *s, FILE *f)
 	for (i = 0; i < st->n; i++) {
 		if (!st->v[i].flagged && shown >= TEXT_ROWS)
 			continue;
-		step_text(f, s, &st->v[i]);
+		step_text(f, s, &st->v[i], pids);
 		shown += !st->v[i].flagged;
 	}
 	if (st->n > shown + st->flagged)

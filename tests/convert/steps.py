@@ -34,6 +34,12 @@ def clipped(ivs, lo, hi, kind, tids=None):
     return t
 
 
+def ns_of(us_text):
+    """'123.456' (microseconds, three decimals) as integer ns."""
+    a, _, b = us_text.partition(".")
+    return int(a) * 1000 + int((b + "000")[:3])
+
+
 def near(got, want, what):
     check(abs(got - want) <= max(want // 100, 0), "%s: %d, direct sum %d" % (what, got, want))
 
@@ -143,6 +149,51 @@ with open(legacy, "w") as f:
 o, err = convert("-i", path, "--merge", legacy, "-o", os.path.join(w, "legacy-out.json"))
 check("no GIL interval falls in any of the 5 ProfilerStep spans (the trace's times are relative "
       "to its start" in err, err)
+
+# --- step marks ({"step"} records, gil_mark_step): two ranks, each its own steps -----------
+def marked(pid, marks, hold_at):
+    """A recording of @pid: its main thread holds 5 ms at each of @hold_at (raw ns) while a
+    second thread waits for it, and marks the end of a step at each of @marks."""
+    r = Recording()
+    r.header(tool="giltrace test", pid=pid, rank=pid % 10, cmdline="python3 train.py",
+             comm="python3", python_version="3.12.1", hostname="node0",
+             clock="CLOCK_MONOTONIC_RAW", start_ns=S0,
+             clock_offsets={"monotonic_ns": 1000, "realtime_ns": OFF})
+    r.thread(pid, "MainThread", S0).thread(pid + 1, "loader", S0)
+    out = []
+    for t in hold_at:
+        r.interval(pid, HOLD, t, 5 * MS).interval(pid + 1, TAKE, t + MS, 4 * MS)
+        out += [(pid, HOLD, t, 5 * MS), (pid + 1, TAKE, t + MS, 4 * MS)]
+    for k, t in enumerate(marks):
+        # the second rank numbers its steps itself, from 100
+        r.raw(dumps({"step": {"tid": pid, "ts": t, "n": 100 + k} if pid % 2 else
+                     {"tid": pid, "ts": t}}))
+    r.footer(end_ns=S0 + 100 * MS, clock_offsets={"monotonic_ns": 1000, "realtime_ns": OFF},
+             reason="duration", events=4 * len(hold_at), intervals=2 * len(hold_at), lost=0,
+             lost_per_cpu=[0, 0], step=len(marks),
+             threads=[{"tid": pid, "name": "MainThread"}, {"tid": pid + 1, "name": "loader"}])
+    path = os.path.join(w, "GIL_%d_rank_%d.json" % (pid, pid % 10))
+    r.write(path)
+    return path, out
+
+
+a, ivs_a = marked(5000, [S0 + 20 * MS, S0 + 40 * MS, S0 + 60 * MS],
+                  [S0 + 10 * MS, S0 + 30 * MS, S0 + 50 * MS])
+b, ivs_b = marked(6001, [S0 + 30 * MS, S0 + 70 * MS], [S0 + 10 * MS, S0 + 50 * MS])
+sj = os.path.join(w, "marks.json")
+o, err = convert("-i", a, "-i", b, "-o", os.path.join(w, "marks-trace.json"), "--summary",
+                 "--summary-json", sj)
+st = json.load(open(sj))["steps"]
+got = [(s["trace_pid"], s["name"], ns_of(s["start_us"]) - OFF, s["dur_ns"], s["wait_ns"],
+        s["hold_ns"]) for s in st["steps"]]
+want = [(5000, "step 0", S0, 20 * MS, 4 * MS, 5 * MS),  # from the recording's start
+        (5000, "step 1", S0 + 20 * MS, 20 * MS, 4 * MS, 5 * MS),
+        (5000, "step 2", S0 + 40 * MS, 20 * MS, 4 * MS, 5 * MS),
+        (6001, "step 100", S0, 30 * MS, 4 * MS, 5 * MS),
+        (6001, "step 101", S0 + 30 * MS, 40 * MS, 4 * MS, 5 * MS)]
+check_eq(got, want, "each rank's steps from its own marks, only its own intervals in them")
+check("step 0 pid 5000" in o and "step 101 pid 6001" in o, "--summary says whose:\n" + o)
+log("marks of two ranks: %d steps" % len(got))
 
 # --- 2. the fixtures: Kineto and torch_npu trace_view, lined up with the handwritten recording
 KINDS = {"take_gil": TAKE, "hold_gil": HOLD, "drop_gil": DROP}
