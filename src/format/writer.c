@@ -407,21 +407,9 @@ int gil_rawfile_lost(struct gil_rawfile *w, int cpu, uint64_t count, uint64_t ts
 	return ret;
 }
 
-int gil_rawfile_exit(struct gil_rawfile *w, int32_t tid, uint64_t ts)
-{
-	struct json_object *o = json_object_new_object();
-	int ret;
-
-	if (!o)
-		return -1;
-	json_object_object_add(o, GIL_KEY_REC_TID, json_object_new_int(tid));
-	json_object_object_add(o, GIL_KEY_REC_TS, json_object_new_uint64(ts));
-	ret = put_object(w, GIL_KEY_EXIT, o);
-	json_object_put(o);
-	return ret;
-}
-
-int gil_rawfile_step(struct gil_rawfile *w, int32_t tid, uint64_t ts, int64_t n)
+/* A {"@key":{"tid":N,"ts":N[,"n":N]}} record: a thread's exit, or its step mark (@n >= 0). */
+static int put_thread_event(struct gil_rawfile *w, const char *key, int32_t tid, uint64_t ts,
+			    int64_t n)
 {
 	struct json_object *o = json_object_new_object();
 	int ret;
@@ -432,9 +420,19 @@ int gil_rawfile_step(struct gil_rawfile *w, int32_t tid, uint64_t ts, int64_t n)
 	json_object_object_add(o, GIL_KEY_REC_TS, json_object_new_uint64(ts));
 	if (n >= 0)
 		json_object_object_add(o, GIL_KEY_REC_N, json_object_new_int64(n));
-	ret = put_object(w, GIL_KEY_STEP, o);
+	ret = put_object(w, key, o);
 	json_object_put(o);
 	return ret;
+}
+
+int gil_rawfile_exit(struct gil_rawfile *w, int32_t tid, uint64_t ts)
+{
+	return put_thread_event(w, GIL_KEY_EXIT, tid, ts, -1);
+}
+
+int gil_rawfile_step(struct gil_rawfile *w, int32_t tid, uint64_t ts, int64_t n)
+{
+	return put_thread_event(w, GIL_KEY_STEP, tid, ts, n);
 }
 
 void gil_rawfile_set_attribution(struct gil_rawfile *w, bool on)
