@@ -10,7 +10,7 @@ the interpreter runs once, its debug file hidden as in a container without the -
 and two gil-record attach to it at once: one given the debug file by a local debuginfod (its
 sites from the DWARF), one with --no-debuginfod (the stock sites, found from the code). For
 each of those threads, its wait, hold and release shares of its time must agree within one
-percentage point, and its releases and forced releases within 1%: Debian's python3.11 and
+percentage point, and its releases and forced releases within 1% (or one): Debian's python3.11 and
 sid's python3.13 - 3.15. (3.14 and 3.15 keep _Py_HandlePending's copy of drop_gil in a .cold
 part whose lock call is followed by an inline fatal-error call: found, each forced switch was
 counted twice, at the host's entry and at the copy.)
@@ -89,8 +89,11 @@ def both(w, label, url, failures, lines):
             failures.append("%s: %s: wait/hold/release shares %s stock, %s with DWARF"
                             % (label, role, ["%.4f" % v for v in s[:3]],
                                ["%.4f" % v for v in d[:3]]))
+        # the two recordings read the drop request at different instructions of a release:
+        # one set in between makes it forced in one of them (ci28: a sleeper, 1 of 231), so
+        # one release may differ where 1% of the count is less than one
         for i, what in ((3, "releases"), (4, "forced releases")):
-            if abs(s[i] - d[i]) > COUNT * d[i]:
+            if abs(s[i] - d[i]) > max(COUNT * d[i], 1):
                 failures.append("%s: %s: %d %s stock, %d with DWARF" % (label, role, s[i], what,
                                                                          d[i]))
     lines.append("| %s | %s |" % (label, "; ".join(cells)))
