@@ -342,3 +342,16 @@ int gil_grow(void *arrp, size_t *cap, size_t want, size_t size)
 	*cap = n;
 	return 0;
 }
+
+const char *gil_fmt_dur(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3fs", ns / 1e9);
+	return buf;
+}

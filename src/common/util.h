@@ -26,6 +26,9 @@ int gil_grow(void *arrp, size_t *cap, size_t want, size_t size);
 size_t gil_fmt_u64(char *buf, uint64_t v);
 size_t gil_fmt_s64(char *buf, int64_t v);
 
+/* A duration for people in @buf: "850ns", "12.3us", "4.56ms", "1.234s". Returns @buf. */
+const char *gil_fmt_dur(char *buf, size_t len, uint64_t ns);
+
 /* Format @ns as microseconds with three decimals ("-12.345") at @buf (>= 32 bytes). */
 size_t gil_fmt_us(char *buf, int64_t ns);
 

@@ -88,9 +88,6 @@ int stats_write_svg(const struct stats *s, FILE *f);
  */
 int stats_outputs(const struct stats *s, const struct conv_options *opt, char *err, size_t errlen);
 
-/** stats_dur - a duration for people in @buf: "850ns", "12.3us", "4.56ms", "1.234s". */
-const char *stats_dur(char *buf, size_t len, uint64_t ns);
-
 /** stats_reason_name - "voluntary", "forced" or NULL. */
 const char *stats_reason_name(int reason);
 

@@ -19,19 +19,6 @@
 #define TOP_TEXT 10 /* rows of each top list on the terminal (JSON has STATS_TOP) */
 #define UTIL_COLS 60 /* columns of the utilization strip */
 
-const char *stats_dur(char *buf, size_t len, uint64_t ns)
-{
-	if (ns < 1000)
-		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.1fus", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.2fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3fs", ns / 1e9);
-	return buf;
-}
-
 static double pct(uint64_t part, int64_t whole)
 {
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
@@ -44,8 +31,8 @@ static void quantiles(FILE *f, const struct stats_hist *h)
 	size_t i;
 
 	for (i = 0; i < GIL_ARRAY_SIZE(q); i++)
-		fprintf(f, " %8s", stats_dur(b, sizeof(b), stats_hist_q(h, q[i])));
-	fprintf(f, " %8s", stats_dur(b, sizeof(b), h->max));
+		fprintf(f, " %8s", gil_fmt_dur(b, sizeof(b), stats_hist_q(h, q[i])));
+	fprintf(f, " %8s", gil_fmt_dur(b, sizeof(b), h->max));
 }
 
 /* A strip of characters, one per column, darker for a larger share of @max: bins @v of @p. */
@@ -158,7 +145,7 @@ static void verdict(FILE *f, const struct stats *s, const struct stats_thread *c
 	if (most_wait)
 		fprintf(f, "  most waiting: %s waited for the GIL %.1f%% of its time (p99 wait %s)\n",
 			who(b1, sizeof(b1), s, most_wait), ws,
-			stats_dur(b2, sizeof(b2), stats_hist_q(&most_wait->wait, 0.99)));
+			gil_fmt_dur(b2, sizeof(b2), stats_hist_q(&most_wait->wait, 0.99)));
 	if (most_hold)
 		fprintf(f, "  most holding: %s held the GIL %.1f%% of its time\n",
 			who(b1, sizeof(b1), s, most_hold), hs);
@@ -213,7 +200,7 @@ static int process_text(FILE *f, const struct stats *s, size_t pi)
 	}
 	fprintf(f, "Process %s\n", p->label);
 	fprintf(f, "  recorded %s, GIL held %.1f%% of it, %.2f threads waiting on average\n",
-		stats_dur(b1, sizeof(b1), (uint64_t)wall), pct(p->ns[GIL_KIND_HOLD], wall),
+		gil_fmt_dur(b1, sizeof(b1), (uint64_t)wall), pct(p->ns[GIL_KIND_HOLD], wall),
 		wall > 0 ? (double)p->ns[GIL_KIND_TAKE] / (double)wall : 0.0);
 	fprintf(f, "  %llu waits, %llu holds, %llu releases: %llu forced, %llu voluntary",
 		(unsigned long long)p->count[0], (unsigned long long)p->count[1],
@@ -244,7 +231,7 @@ static int process_text(FILE *f, const struct stats *s, size_t pi)
 			"%7llu\n",
 			thread_id(id, sizeof(id), t), thread_name(t),
 			top ? top : p->attributed ? "-" : "",
-			stats_dur(b1, sizeof(b1), (uint64_t)wall), pct(t->ns[GIL_KIND_TAKE], wall),
+			gil_fmt_dur(b1, sizeof(b1), (uint64_t)wall), pct(t->ns[GIL_KIND_TAKE], wall),
 			pct(t->ns[GIL_KIND_HOLD], wall), pct(t->ns[GIL_KIND_DROP], wall),
 			(unsigned long long)t->count[GIL_KIND_TAKE],
 			(unsigned long long)t->count[GIL_KIND_HOLD],
@@ -260,7 +247,7 @@ static int process_text(FILE *f, const struct stats *s, size_t pi)
 		wall = stats_thread_wall(t);
 		fprintf(f, "  %8s %-16.16s %.1f%% of its time (%s) not exact: flagged resync or lost (a release not seen, lost events)\n",
 			thread_id(id, sizeof(id), t), thread_name(t), pct(t->uncertain_ns, wall),
-			stats_dur(b1, sizeof(b1), t->uncertain_ns));
+			gil_fmt_dur(b1, sizeof(b1), t->uncertain_ns));
 	}
 	fprintf(f, "\n  %8s %-16s  %-35s  %s\n", "tid", "thread",
 		"     wait p50      p90      p99      max", "     hold p50      p90      p99      max");
@@ -282,7 +269,7 @@ static int process_text(FILE *f, const struct stats *s, size_t pi)
 		}
 		fprintf(f, "\n  GIL utilization over time (%zu columns over %s; ' ' idle .. '@' held "
 			"all the time):\n", n < UTIL_COLS ? n : (size_t)UTIL_COLS,
-			stats_dur(b1, sizeof(b1), (uint64_t)stats_span(p->lo, p->hi)));
+			gil_fmt_dur(b1, sizeof(b1), (uint64_t)stats_span(p->lo, p->hi)));
 		strip(f, p, p->util, n, 1.0);
 		fprintf(f, "  threads waiting over time (' ' none .. '@' %.2f on average):\n",
 			max_waiters);
@@ -291,7 +278,7 @@ static int process_text(FILE *f, const struct stats *s, size_t pi)
 
 	if (p->has_alerts) {
 		fprintf(f, "\n  Holds of the GIL longer than %s (the recorder's --alert-hold): %llu%s\n",
-			stats_dur(b1, sizeof(b1), p->alert_hold_ns), (unsigned long long)p->alert_count,
+			gil_fmt_dur(b1, sizeof(b1), p->alert_hold_ns), (unsigned long long)p->alert_count,
 			p->nr_alerts > TOP_TEXT ? "; the longest" : "");
 		if (p->nr_alerts)
 			fprintf(f, "  %8s %-16s %-20s %9s %9s %8s\n", "tid", "thread", "function",
@@ -303,8 +290,8 @@ static int process_text(FILE *f, const struct stats *s, size_t pi)
 									  : "-";
 
 			fprintf(f, "  %8d %-16.16s %-20.20s %9s %9s %8u\n", al->tid, tn ? tn : "",
-				fnn ? fnn : "-", stats_dur(b2, sizeof(b2), (uint64_t)al->dur),
-				stats_dur(b3, sizeof(b3), (uint64_t)(al->start > p->lo ? al->start - p->lo : 0)),
+				fnn ? fnn : "-", gil_fmt_dur(b2, sizeof(b2), (uint64_t)al->dur),
+				gil_fmt_dur(b3, sizeof(b3), (uint64_t)(al->start > p->lo ? al->start - p->lo : 0)),
 				al->waiters);
 		}
 	}
@@ -325,7 +312,7 @@ static int process_text(FILE *f, const struct stats *s, size_t pi)
 
 			fprintf(f, "  %8d %-16.16s -> %8d %-16.16s %8llu %10s %10s\n", ho[i].from,
 				fn ? fn : "", ho[i].to, tn ? tn : "", (unsigned long long)c,
-				stats_dur(b2, sizeof(b2), w), stats_dur(b3, sizeof(b3), c ? w / c : 0));
+				gil_fmt_dur(b2, sizeof(b2), w), gil_fmt_dur(b3, sizeof(b3), c ? w / c : 0));
 		}
 	}
 	free(ho);
@@ -366,7 +353,7 @@ static void functions_text(FILE *f, const struct stats *s)
 	for (i = 0; i < n; i++) {
 		fn = &s->fns[idx[i]];
 		fprintf(f, "  %10s %5.1f%% %8llu %8llu %7llu %7llu  %s  %s\n",
-			stats_dur(b1, sizeof(b1), fn->held_ns), pct(fn->held_ns, (int64_t)held),
+			gil_fmt_dur(b1, sizeof(b1), fn->held_ns), pct(fn->held_ns, (int64_t)held),
 			(unsigned long long)fn->holds, (unsigned long long)fn->releases,
 			(unsigned long long)fn->forced, (unsigned long long)fn->voluntary,
 			fn->display, where(loc, sizeof(loc), fn));
@@ -376,8 +363,8 @@ static void functions_text(FILE *f, const struct stats *s)
 	fprintf(f, "  %13s %10s  %s\n", "others waited", "held", "function (file:line)");
 	for (i = 0; i < n; i++) {
 		fn = &s->fns[idx[i]];
-		fprintf(f, "  %13s %10s  %s  %s\n", stats_dur(b1, sizeof(b1), fn->others_wait_ns),
-			stats_dur(b2, sizeof(b2), fn->held_ns), fn->display, where(loc, sizeof(loc), fn));
+		fprintf(f, "  %13s %10s  %s  %s\n", gil_fmt_dur(b1, sizeof(b1), fn->others_wait_ns),
+			gil_fmt_dur(b2, sizeof(b2), fn->held_ns), fn->display, where(loc, sizeof(loc), fn));
 	}
 	n = stats_top_functions(s, 2, idx, TOP_TEXT);
 	fputs("\nPython functions by GIL releases:\n", f);
@@ -413,8 +400,8 @@ static void longest_text(FILE *f, const struct stats *s)
 		r = stats_reason_name(lh[i].reason);
 		gil_fmt_us(us, lh[i].ts);
 		fprintf(f, "  %10s %20s %10s %8lld %8d %-16.16s %-9s %s  %s\n",
-			stats_dur(b1, sizeof(b1), (uint64_t)lh[i].dur), us,
-			stats_dur(b2, sizeof(b2), (uint64_t)stats_span(p->lo, lh[i].ts)), (long long)p->os_pid,
+			gil_fmt_dur(b1, sizeof(b1), (uint64_t)lh[i].dur), us,
+			gil_fmt_dur(b2, sizeof(b2), (uint64_t)stats_span(p->lo, lh[i].ts)), (long long)p->os_pid,
 			lh[i].tid, tn ? tn : "", r ? r : "-", fn ? fn->display : "-",
 			fn ? where(loc, sizeof(loc), fn) : "");
 	}
@@ -447,7 +434,7 @@ static int overview(FILE *f, const struct stats *s)
 		else
 			snprintf(rank, sizeof(rank), "-");
 		fprintf(f, "  %6s %8lld %10s %5.1f%% %8.2f  ", rank, (long long)p->os_pid,
-			stats_dur(b1, sizeof(b1), (uint64_t)wall), pct(p->ns[GIL_KIND_HOLD], wall),
+			gil_fmt_dur(b1, sizeof(b1), (uint64_t)wall), pct(p->ns[GIL_KIND_HOLD], wall),
 			wall > 0 ? (double)p->ns[GIL_KIND_TAKE] / (double)wall : 0.0);
 		if (t)
 			fprintf(f, "%s %.1f%%\n", who(b2, sizeof(b2), s, t), share);
