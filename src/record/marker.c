@@ -24,7 +24,6 @@
 #include "marker.h"
 #include "objects.h"
 #include "state.h"
-#include "targets.h"
 
 #define MARK_SYMBOL "gil_mark_step"
 #define MARK_LIB "libgiltrace.so"
@@ -189,23 +188,5 @@ int rec_marker_find(struct gil_recorder *rec, struct target *t)
 		return -1;
 	if (r == 0)
 		t->mobj = k;
-	return 0;
-}
-
-int rec_markers_round(struct gil_recorder *rec, uint64_t now)
-{
-	size_t i;
-
-	for (i = 0; i < rec->nr_targets; i++) {
-		struct target *t = rec->targets[i];
-
-		if (t->state != T_LIVE || t->mobj >= 0 || !t->pairing ||
-		    now - t->mark_scan < RESCAN_NS)
-			continue;
-		if (rec_marker_find(rec, t) < 0)
-			return -1;
-		if (t->mobj >= 0 && rec_open_marker_events(rec, t) < 0)
-			return -1;
-	}
 	return 0;
 }

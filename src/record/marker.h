@@ -3,8 +3,6 @@
 #ifndef GIL_REC_MARKER_H
 #define GIL_REC_MARKER_H
 
-#include <stdint.h>
-
 struct gil_recorder;
 struct target;
 
@@ -13,11 +11,5 @@ struct target;
  * finding none, or a kernel that refuses the probe, is not an error. -1 with rec->err.
  */
 int rec_marker_find(struct gil_recorder *rec, struct target *t);
-
-/*
- * rec_markers_round - once a second per live target without one: a library loaded since.
- * Its events are opened for the target's threads (targets.c). -1 with rec->err.
- */
-int rec_markers_round(struct gil_recorder *rec, uint64_t now);
 
 #endif /* GIL_REC_MARKER_H */

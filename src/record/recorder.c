@@ -25,7 +25,6 @@
 #include <event-parse.h>
 
 #include "state.h"
-#include "marker.h"
 #include "intake.h"
 #include "metrics.h"
 #include "modes.h"
@@ -313,7 +312,7 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 	if (rec_modes[rec->mode].round && rec_modes[rec->mode].round(rec, round_start) < 0)
 		goto fail;
 	/* libgiltrace loaded since: its gil_mark_step probed */
-	if (rec_markers_round(rec, round_start) < 0)
+	if (rec_targets_markers_round(rec, round_start) < 0)
 		goto fail;
 	if (gil_rings_drain(rec->rings, rec_on_record, rec) < 0)
 		goto fail;

@@ -676,3 +676,22 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 	json_object_put(f);
 	return ret;
 }
+
+/* Once a second per live target without it: libgiltrace loaded since (marker.c), probed. */
+int rec_targets_markers_round(struct gil_recorder *rec, uint64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < rec->nr_targets; i++) {
+		struct target *t = rec->targets[i];
+
+		if (t->state != T_LIVE || t->mobj >= 0 || !t->pairing ||
+		    now - t->mark_scan < RESCAN_NS)
+			continue;
+		if (rec_marker_find(rec, t) < 0)
+			return -1;
+		if (t->mobj >= 0 && rec_open_marker_events(rec, t) < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -41,6 +41,12 @@ struct target *rec_adopt_process(struct gil_recorder *rec, pid_t pid, int obj, u
  */
 int rec_open_marker_events(struct gil_recorder *rec, struct target *t);
 
+/*
+ * rec_targets_markers_round - once a second per live target without one, look for a
+ * libgiltrace loaded since (rec_marker_find) and open its probe's events. -1 with rec->err.
+ */
+int rec_targets_markers_round(struct gil_recorder *rec, uint64_t now);
+
 /** rec_object_events - set, enable or disable every object's file-wide events. */
 void rec_objects_ioctl(struct gil_recorder *rec, unsigned long request);
 
