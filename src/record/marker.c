@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Step marks: libgiltrace's gil_mark_step(), a no-op that a training loop calls once per step
- * (gil_trace_record.mark_step() in Python). In every target that maps libgiltrace, the
- * function's entry is probed and its argument read (the step's number, or -1); each hit becomes
- * a {"step":...} record of the target's file, and gil-convert divides the statistics by them.
+ * (gil_trace_record.mark_step() in Python). In every target that maps libgiltrace, the nop in
+ * it is probed and its argument read (the step's number, or -1); each hit becomes a
+ * {"step":...} record of the target's file, and gil-convert divides the statistics by them.
  * The library is looked for when a target starts, then once a second until it is found: a
  * program may load it after the recording began.
  *
