@@ -187,6 +187,7 @@ struct gil_recorder {
 	uint64_t new_code_until; /* drain every ROUND_NEW_MS until then */
 	uint64_t fresh_until; /* and until then, or until the next code object is read */
 	uint64_t code_reads_seen; /* coderead's reads + changed at the last round */
+	size_t mark_next; /* the target whose maps the next look for libgiltrace reads first */
 	struct gil_launch launch;
 	struct gil_open *opens; /* a target's open intervals, at each round's tick */
 	size_t cap_opens;

@@ -677,21 +677,25 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 	return ret;
 }
 
-/* Once a second per live target without it: libgiltrace loaded since (marker.c), probed. */
+/*
+ * Once a second per live target without it: libgiltrace loaded since (marker.c), probed. At
+ * most one target's maps are read per round (a torch process's take ~0.8 ms): all-process mode
+ * may hold hundreds of targets, found together, and the loop must not stall on them at once.
+ */
 int rec_targets_markers_round(struct gil_recorder *rec, uint64_t now)
 {
-	size_t i;
+	size_t k;
 
-	for (i = 0; i < rec->nr_targets; i++) {
-		struct target *t = rec->targets[i];
+	for (k = 0; k < rec->nr_targets; k++) {
+		struct target *t = rec->targets[(rec->mark_next + k) % rec->nr_targets];
 
 		if (t->state != T_LIVE || t->mobj >= 0 || !t->pairing ||
 		    now - t->mark_scan < RESCAN_NS)
 			continue;
+		rec->mark_next = (rec->mark_next + k + 1) % rec->nr_targets;
 		if (rec_marker_find(rec, t) < 0)
 			return -1;
-		if (t->mobj >= 0 && rec_open_marker_events(rec, t) < 0)
-			return -1;
+		return t->mobj >= 0 ? rec_open_marker_events(rec, t) : 0;
 	}
 	return 0;
 }

@@ -43,7 +43,8 @@ int rec_open_marker_events(struct gil_recorder *rec, struct target *t);
 
 /*
  * rec_targets_markers_round - once a second per live target without one, look for a
- * libgiltrace loaded since (rec_marker_find) and open its probe's events. -1 with rec->err.
+ * libgiltrace loaded since (rec_marker_find) and open its probe's events; one target per
+ * round at most. -1 with rec->err.
  */
 int rec_targets_markers_round(struct gil_recorder *rec, uint64_t now);
 
