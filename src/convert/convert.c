@@ -695,7 +695,7 @@ static int run(struct conv *c)
 
 		steps_finish(c->stats->steps);
 		if (!steps_used(c->stats->steps))
-			conv_warn(opt, "no GIL interval falls in any of the %zu ProfilerStep spans%s: "
+			conv_warn(opt, "no GIL interval falls in any of the %zu steps%s: "
 				  "the statistics per step are empty", steps_count(c->stats->steps),
 				  c->merge && !merge_base_ns(c->merge) &&
 				  merge_range(c->merge, &lo, &hi) && hi < 1000000000000000000LL ?

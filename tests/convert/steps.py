@@ -147,7 +147,7 @@ with open(legacy, "w") as f:
     json.dump([{"name": "ProfilerStep#%d" % i, "ph": "X", "ts": 216 + 60000 * i, "dur": 59000,
                 "tid": 1, "pid": "CPU functions", "args": {}} for i in range(5)], f)
 o, err = convert("-i", path, "--merge", legacy, "-o", os.path.join(w, "legacy-out.json"))
-check("no GIL interval falls in any of the 5 ProfilerStep spans (the trace's times are relative "
+check("no GIL interval falls in any of the 5 steps (the trace's times are relative "
       "to its start" in err, err)
 
 # --- step marks ({"step"} records, gil_mark_step): two ranks, each its own steps -----------
