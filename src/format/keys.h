@@ -15,6 +15,13 @@
 #define GIL_KEY_EXIT "exit"
 #define GIL_KEY_FN "fn"
 #define GIL_KEY_STEP "step" /* a step mark (gil_mark_step); also the footer's count of them */
+#define GIL_KEY_NATIVE "native" /* a native caller's name; the footer's "natives" counts them */
+#define GIL_KEY_NATIVES "natives" /* footer: {"named":N,"unnamed":N,"cut":N} */
+#define GIL_KEY_NATIVE_ADDR "addr"
+#define GIL_KEY_NATIVES_NAMED "named"
+#define GIL_KEY_NATIVES_UNNAMED "unnamed"
+#define GIL_KEY_NATIVES_CUT "cut"
+#define GIL_KEY_NATIVES_READ "read" /* intervals that read their native caller */
 
 /* ---- inside thread, lost, exit and fn records ---- */
 #define GIL_KEY_REC_TID "tid"

@@ -34,7 +34,15 @@ struct gil_interval {
 	 * read at this release; the thread's next wait (take_gil) names it
 	 */
 	bool name_later;
+	/*
+	 * the native code at the C API transition that began it (a wait and a hold: the take's
+	 * caller; a release: the drop's): a {"native":...} record's id, GIL_NATIVE_OWN the
+	 * interpreter itself (eval loop, its I/O helpers), 0 not read
+	 */
+	uint32_t native;
 };
+
+#define GIL_NATIVE_OWN UINT32_MAX
 
 /* ---- writer ---- */
 struct gil_rawfile;
@@ -60,6 +68,12 @@ int gil_rawfile_lost(struct gil_rawfile *w, int cpu, uint64_t count, uint64_t ts
 int gil_rawfile_exit(struct gil_rawfile *w, int32_t tid, uint64_t ts);
 /* gil_rawfile_step - thread @tid marked the end of a step at @ts (@n: its number, -1 none). */
 int gil_rawfile_step(struct gil_rawfile *w, int32_t tid, uint64_t ts, int64_t n);
+
+/*
+ * gil_rawfile_native - native caller @id is @name (return address @addr in the process):
+ * written when the recorder has named it, which may be after intervals that carry @id.
+ */
+int gil_rawfile_native(struct gil_rawfile *w, uint32_t id, const char *name, uint64_t addr);
 
 /**
  * gil_rawfile_set_attribution - write intervals as [tid,kind,start,dur,flags,fn,reason] from now
@@ -108,6 +122,7 @@ enum gil_rec_type {
 	GIL_REC_FUNCTION, /* a function definition of attribution: see fn */
 	GIL_REC_UNKNOWN, /* a record type this reader does not know: skip it */
 	GIL_REC_STEP, /* a step mark: thread tid called gil_mark_step at ts (step: its number) */
+	GIL_REC_NATIVE, /* a native caller's name: see native */
 };
 
 struct gil_record {
@@ -125,6 +140,11 @@ struct gil_record {
 		int32_t line; /* -1 when not read */
 		const char *why; /* "unreadable": why name, file or line are missing, or NULL */
 	} fn; /* FUNCTION; strings valid until the next call */
+	struct {
+		int64_t id; /* >= 1 */
+		const char *name; /* "module!symbol+0xoff", or "module+0xoff" without a symbol */
+		uint64_t addr; /* the return address in the process */
+	} native; /* NATIVE; name valid until the next call */
 	struct json_object *obj; /* HEADER, FOOTER, UNKNOWN: the parsed object, owned by the
 				    reader, valid until the next call (NULL for an UNKNOWN null) */
 };

@@ -135,7 +135,7 @@ static inline bool fast_u64(const char **pp, const char *e, uint64_t *v)
 static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 {
 	const char *p, *e;
-	uint64_t tid, kind, start, dur, flags, attr[4] = { 0, 0, 0, 0 };
+	uint64_t tid, kind, start, dur, flags, attr[5] = { 0, 0, 0, 0, 0 };
 	bool neg = false, minus;
 	int nattr = 0;
 
@@ -170,7 +170,7 @@ static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 			p++;
 		if (!fast_u64(&p, e, &extra) || p >= e)
 			return false;
-		if (nattr < 4)
+		if (nattr < 5)
 			attr[nattr++] = minus ? 0 : extra;
 	}
 	if (*p++ != ']')
@@ -184,6 +184,8 @@ static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 	iv->reason = attr[1] <= 2 ? (uint8_t)attr[1] : 0;
 	iv->interp = attr[2] < UINT32_MAX ? (uint32_t)attr[2] : 0;
 	iv->gil = attr[3] < UINT32_MAX ? (uint32_t)attr[3] : 0;
+	iv->native = nattr < 5 || attr[4] >= UINT32_MAX ? 0 : attr[4] ? (uint32_t)attr[4] :
+								      GIL_NATIVE_OWN;
 	r->sc.pos = (size_t)(p - r->sc.buf);
 	return true;
 }
@@ -207,7 +209,7 @@ bool reader_get_s64(struct json_object *o, int64_t *v)
 /* An interval given as a general JSON array (extra elements are for later versions). */
 static int array_record(struct gil_reader *r, struct json_object *a, struct gil_record *rec)
 {
-	uint64_t kind, start, dur, flags, fn, reason, interp, gil;
+	uint64_t kind, start, dur, flags, fn, reason, interp, gil, native;
 	int64_t tid;
 
 	if (json_object_array_length(a) < 5 || !reader_get_s64(json_object_array_get_idx(a, 0), &tid) ||
@@ -245,6 +247,10 @@ static int array_record(struct gil_reader *r, struct json_object *a, struct gil_
 		rec->iv.interp = (uint32_t)interp;
 		rec->iv.gil = (uint32_t)gil;
 	}
+	/* [..., interp, gil, native]: 0 the interpreter's own, else a native record's id */
+	if (json_object_array_length(a) >= 10 &&
+	    get_u64(json_object_array_get_idx(a, 9), &native) && native < UINT32_MAX)
+		rec->iv.native = native ? (uint32_t)native : GIL_NATIVE_OWN;
 	return 1;
 }
 
@@ -338,6 +344,16 @@ static int object_record(struct gil_reader *r, struct json_object *o, struct gil
 		if (json_object_object_get_ex(v, GIL_KEY_REC_N, &x) && reader_get_s64(x, &s) &&
 		    s >= 0)
 			rec->step = s;
+	} else if (json_object_object_get_ex(o, GIL_KEY_NATIVE, &v) &&
+		   json_object_is_type(v, json_type_object)) {
+		rec->type = GIL_REC_NATIVE;
+		rec->native.addr = 0;
+		if (!json_object_object_get_ex(v, GIL_KEY_FN_ID, &x) || !reader_get_s64(x, &s) ||
+		    s < 1 || s >= UINT32_MAX || !(rec->native.name = string_or_null(v, GIL_KEY_FN_NAME)))
+			goto bad;
+		rec->native.id = s;
+		if (json_object_object_get_ex(v, GIL_KEY_NATIVE_ADDR, &x))
+			get_u64(x, &rec->native.addr);
 	} else if (json_object_object_get_ex(o, GIL_KEY_FN, &v) &&
 		   json_object_is_type(v, json_type_object)) {
 		function_record(v, rec);
@@ -347,7 +363,8 @@ bad:
 	snprintf(what, sizeof(what), "record %llu: malformed %s record",
 		 (unsigned long long)r->records,
 		 rec->type == GIL_REC_THREAD ? "thread" : rec->type == GIL_REC_LOST ? "lost" :
-		 rec->type == GIL_REC_STEP ? "step" : "exit");
+		 rec->type == GIL_REC_STEP ? "step" : rec->type == GIL_REC_NATIVE ? "native" :
+		 "exit");
 	return reader_fail(r, "%s", what);
 }
 

@@ -372,18 +372,23 @@ int gil_rawfile_interval(struct gil_rawfile *w, const struct gil_interval *iv)
 	p += gil_fmt_u64(p, iv->dur);
 	*p++ = ',';
 	p += gil_fmt_u64(p, iv->flags);
-	if (w->attribution || iv->interp || iv->gil) {
+	if (w->attribution || iv->interp || iv->gil || iv->native) {
 		*p++ = ',';
 		p += gil_fmt_u64(p, iv->fn);
 		*p++ = ',';
 		p += gil_fmt_u64(p, iv->reason);
 	}
 	/* another interpreter than the main one (3.12+): its id and its GIL's */
-	if (iv->interp || iv->gil) {
+	if (iv->interp || iv->gil || iv->native) {
 		*p++ = ',';
 		p += gil_fmt_u64(p, iv->interp);
 		*p++ = ',';
 		p += gil_fmt_u64(p, iv->gil);
+	}
+	/* the native caller: 0 the interpreter's own, else a {"native":...} record's id */
+	if (iv->native) {
+		*p++ = ',';
+		p += gil_fmt_u64(p, iv->native == GIL_NATIVE_OWN ? 0 : iv->native);
 	}
 	*p++ = ']';
 	if (put_line(w, line, (size_t)(p - line)) < 0)
@@ -433,6 +438,23 @@ int gil_rawfile_exit(struct gil_rawfile *w, int32_t tid, uint64_t ts)
 int gil_rawfile_step(struct gil_rawfile *w, int32_t tid, uint64_t ts, int64_t n)
 {
 	return put_thread_event(w, GIL_KEY_STEP, tid, ts, n);
+}
+
+int gil_rawfile_native(struct gil_rawfile *w, uint32_t id, const char *name, uint64_t addr)
+{
+	struct json_object *o = json_object_new_object();
+	char *utf8 = gil_utf8_copy(name ? name : ""); /* a symbol is bytes; JSON is UTF-8 */
+	int ret = -1;
+
+	if (o && utf8) {
+		json_object_object_add(o, GIL_KEY_FN_ID, json_object_new_int64(id));
+		json_object_object_add(o, GIL_KEY_FN_NAME, json_object_new_string(utf8));
+		json_object_object_add(o, GIL_KEY_NATIVE_ADDR, json_object_new_uint64(addr));
+		ret = put_object(w, GIL_KEY_NATIVE, o);
+	}
+	json_object_put(o);
+	free(utf8);
+	return ret;
 }
 
 void gil_rawfile_set_attribution(struct gil_rawfile *w, bool on)
