@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "common/util.h"
 #include "ehframe.h"
 
 #define PE_OMIT 0xff
@@ -106,16 +107,35 @@ static size_t uleb(const uint8_t *p, size_t avail, uint64_t *v)
 	return 0;
 }
 
-/*
- * The pointer encoding a CIE at @cie gives its FDEs ('R' augmentation), and in *@z whether its
- * FDEs carry augmentation data; -1 when unreadable.
- */
-static int cie_encoding(const struct gil_ehframe *eh, uint64_t cie, bool *z)
+/* What a CIE says: its FDEs' pointer encoding and augmentation, and the CFA program's terms. */
+struct cie {
+	int enc; /* DW_EH_PE_* of its FDEs' addresses */
+	bool z; /* its FDEs carry augmentation data */
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg; /* the return address's column */
+	const uint8_t *init; /* its initial instructions */
+	size_t init_len;
+};
+
+static size_t sleb(const uint8_t *p, size_t avail, int64_t *v)
+{
+	uint64_t u;
+	size_t n = uleb(p, avail, &u);
+	unsigned int bits = (unsigned int)n * 7;
+
+	if (n && bits < 64 && (p[n - 1] & 0x40))
+		u |= ~(uint64_t)0 << bits;
+	*v = (int64_t)u;
+	return n;
+}
+
+/* Read the CIE at @cie into *@c; -1 when unreadable or of an augmentation this reader lacks. */
+static int cie_parse(const struct gil_ehframe *eh, uint64_t cie, struct cie *c)
 {
 	const uint8_t *p, *aug;
 	uint64_t v;
 	size_t n, i, len, k;
-	uint8_t enc = PE_ABSPTR;
 
 	p = gil_ehframe_bytes(eh, cie, 8);
 	if (!p)
@@ -126,6 +146,8 @@ static int cie_encoding(const struct gil_ehframe *eh, uint64_t cie, bool *z)
 	p = gil_ehframe_bytes(eh, cie, 4 + len);
 	if (!p)
 		return -1;
+	memset(c, 0, sizeof(*c));
+	c->enc = PE_ABSPTR;
 	i = 9; /* length, CIE id, version */
 	aug = p + i;
 	while (i < 4 + len && p[i])
@@ -133,25 +155,36 @@ static int cie_encoding(const struct gil_ehframe *eh, uint64_t cie, bool *z)
 	if (i >= 4 + len)
 		return -1;
 	i++;
-	*z = aug[0] == 'z';
-	if (aug[0] != 'z')
-		return aug[0] ? -1 : PE_ABSPTR;
-	/* code alignment, data alignment, return register (uleb in version 3), augmentation length */
-	for (k = 0; k < 4; k++) {
-		if (k == 2 && p[8] == 1) {
-			i++;
-			continue;
-		}
+	c->z = aug[0] == 'z';
+	if (aug[0] && aug[0] != 'z')
+		return -1;
+	n = uleb(p + i, 4 + len - i, &c->code_align);
+	if (!n)
+		return -1;
+	i += n;
+	n = sleb(p + i, 4 + len - i, &c->data_align);
+	if (!n)
+		return -1;
+	i += n;
+	if (p[8] == 1) { /* version 1: one byte; 3: uleb */
+		c->ra_reg = p[i++];
+	} else {
+		n = uleb(p + i, 4 + len - i, &c->ra_reg);
+		if (!n)
+			return -1;
+		i += n;
+	}
+	if (c->z) {
 		n = uleb(p + i, 4 + len - i, &v);
 		if (!n)
 			return -1;
 		i += n;
 	}
-	for (k = 1; aug[k]; k++) {
+	for (k = 1; c->z && aug[k]; k++) {
 		if (i >= 4 + len)
 			return -1;
 		if (aug[k] == 'R') {
-			enc = p[i++];
+			c->enc = p[i++];
 		} else if (aug[k] == 'L') {
 			i++;
 		} else if (aug[k] == 'P') {
@@ -164,28 +197,28 @@ static int cie_encoding(const struct gil_ehframe *eh, uint64_t cie, bool *z)
 			return -1;
 		}
 	}
-	return enc;
+	if (i > 4 + len)
+		return -1;
+	c->init = p + i;
+	c->init_len = 4 + len - i;
+	return 0;
 }
 
-/*
- * The frame description of the code at @addr: one that begins exactly there, or with
- * @containing, the one whose range holds it. Its start and end into *@start and *@end, and in
- * *@entry whether it begins as a function does: no rule before the first advance, so the
- * CIE's (the return address at the stack pointer). A part that GCC split off a function
- * (.cold) begins with the frame of the middle of that function: never an entry, even when a
- * jump leads there. .eh_frame_hdr's table (sorted by start) is searched for @addr, and the
- * FDE it points to gives the rest. Returns 0, or -1 when no FDE fits (or the tables are
- * unreadable).
- */
-int gil_ehframe_fde(const struct gil_ehframe *eh, uint64_t addr, bool containing, uint64_t *start_out,
-		    uint64_t *end, bool *entry)
+/* One frame description, as fde_find read it. */
+struct fde {
+	uint64_t start, end;
+	bool entry;
+	struct cie cie;
+	const uint8_t *prog; /* its CFA instructions */
+	size_t prog_len;
+};
+
+static int fde_find(const struct gil_ehframe *eh, uint64_t addr, bool containing, struct fde *f)
 {
 	uint64_t lo, hi, mid, start, want, fde, cie, range, at, len, aug;
 	const uint8_t *p;
 	size_t n, k;
-	bool z = false;
 	uint8_t op;
-	int enc;
 
 	if (!eh->nr_fde)
 		return -1;
@@ -217,21 +250,20 @@ int gil_ehframe_fde(const struct gil_ehframe *eh, uint64_t addr, bool containing
 	if (!p)
 		return -1;
 	cie = fde + 4 - gil_elf_u32(p + 4, true);
-	enc = cie_encoding(eh, cie, &z);
-	if (enc < 0)
+	if (cie_parse(eh, cie, &f->cie) < 0)
 		return -1;
 	at = fde + 8;
 	k = 8;
 	/* the table and the FDE must agree on where it starts */
-	if (read_enc(p + k, 4 + len - k, (uint8_t)enc, at, 0, true, &start, &n) ||
+	if (read_enc(p + k, 4 + len - k, (uint8_t)f->cie.enc, at, 0, true, &start, &n) ||
 	    start != want)
 		return -1;
 	k += n;
-	if (read_enc(p + k, 4 + len - k, (uint8_t)(enc & 0x0f), 0, 0, false, &range, &n) ||
+	if (read_enc(p + k, 4 + len - k, (uint8_t)(f->cie.enc & 0x0f), 0, 0, false, &range, &n) ||
 	    !range || range > (1u << 24))
 		return -1;
 	k += n;
-	if (z) {
+	if (f->cie.z) {
 		n = uleb(p + k, 4 + len - k, &aug);
 		if (!n || aug > 4 + len - k - n)
 			return -1;
@@ -239,11 +271,262 @@ int gil_ehframe_fde(const struct gil_ehframe *eh, uint64_t addr, bool containing
 	}
 	/* the first instruction: end, nop, or an advance (DW_CFA_advance_loc, _loc1/2/4) */
 	op = k < 4 + len ? p[k] : 0;
-	*entry = op == 0 || (op & 0xc0) == 0x40 || (op >= 0x02 && op <= 0x04);
+	f->entry = op == 0 || (op & 0xc0) == 0x40 || (op >= 0x02 && op <= 0x04);
 	if (addr - start >= range)
 		return -1; /* in a gap between two functions' descriptions */
-	*start_out = start;
-	*end = start + range;
+	f->start = start;
+	f->end = start + range;
+	f->prog = p + k;
+	f->prog_len = 4 + len - k;
+	return 0;
+}
+
+/*
+ * The frame description of the code at @addr: one that begins exactly there, or with
+ * @containing, the one whose range holds it. Its start and end into *@start and *@end, and in
+ * *@entry whether it begins as a function does: no rule before the first advance, so the
+ * CIE's (the return address at the stack pointer). A part that GCC split off a function
+ * (.cold) begins with the frame of the middle of that function: never an entry, even when a
+ * jump leads there. .eh_frame_hdr's table (sorted by start) is searched for @addr, and the
+ * FDE it points to gives the rest. Returns 0, or -1 when no FDE fits (or the tables are
+ * unreadable).
+ */
+int gil_ehframe_fde(const struct gil_ehframe *eh, uint64_t addr, bool containing, uint64_t *start_out,
+		    uint64_t *end, bool *entry)
+{
+	struct fde f;
+
+	if (fde_find(eh, addr, containing, &f) < 0)
+		return -1;
+	*start_out = f.start;
+	*end = f.end;
+	*entry = f.entry;
+	return 0;
+}
+
+/* The rules a CFA program builds, as far as gil_ehframe_frame needs them. */
+struct cfa_row {
+	uint64_t cfa_reg;
+	int64_t cfa_off;
+	bool cfa_expr; /* a DWARF expression: not followed */
+	int ra; /* 0 in its register (same value), 1 saved at CFA + ra_off, -1 not known */
+	int64_t ra_off;
+};
+
+/*
+ * Run @len bytes of CFA instructions at @p over *@row, up to location @pc (from @loc on). The
+ * initial row is *@init (the CIE's, for DW_CFA_restore). Returns 1 when @pc was passed (the row
+ * holds at it), 0 at the program's end, -1 on an instruction this reader does not take.
+ */
+static int cfa_run(const struct cie *c, const uint8_t *p, size_t len, uint64_t *loc, uint64_t pc,
+		   struct cfa_row *row, const struct cfa_row *init)
+{
+	struct cfa_row stack[8];
+	size_t i = 0, n, depth = 0;
+	uint64_t reg, u, delta;
+	int64_t off;
+	uint8_t op;
+
+	while (i < len) {
+		op = p[i++];
+		delta = 0;
+		reg = UINT64_MAX;
+		off = 0;
+		if ((op & 0xc0) == 0x40) {
+			delta = op & 0x3f;
+		} else if ((op & 0xc0) == 0x80) { /* DW_CFA_offset */
+			n = uleb(p + i, len - i, &u);
+			if (!n)
+				return -1;
+			i += n;
+			if ((op & 0x3f) == c->ra_reg) {
+				row->ra = 1;
+				row->ra_off = (int64_t)u * c->data_align;
+			}
+			continue;
+		} else if ((op & 0xc0) == 0xc0) { /* DW_CFA_restore */
+			if ((op & 0x3f) == c->ra_reg && init) {
+				row->ra = init->ra;
+				row->ra_off = init->ra_off;
+			}
+			continue;
+		} else {
+			switch (op) {
+			case 0x00: /* nop */
+			case 0x2d: /* AArch64 negate_ra_state: the saved address is signed */
+				continue;
+			case 0x02: /* advance_loc1, 2, 4 */
+				if (i + 1 > len)
+					return -1;
+				delta = p[i];
+				i += 1;
+				break;
+			case 0x03:
+				if (i + 2 > len)
+					return -1;
+				delta = (uint64_t)p[i] | (uint64_t)p[i + 1] << 8;
+				i += 2;
+				break;
+			case 0x04:
+				if (i + 4 > len)
+					return -1;
+				delta = gil_elf_u32(p + i, true);
+				i += 4;
+				break;
+			case 0x05: /* offset_extended */
+			case 0x11: /* offset_extended_sf */
+			case 0x14: /* val_offset */
+			case 0x15: /* val_offset_sf */
+				n = uleb(p + i, len - i, &reg);
+				if (!n)
+					return -1;
+				i += n;
+				if (op == 0x11 || op == 0x15) {
+					n = sleb(p + i, len - i, &off);
+				} else {
+					n = uleb(p + i, len - i, &u);
+					off = (int64_t)u;
+				}
+				if (!n)
+					return -1;
+				i += n;
+				if (reg == c->ra_reg) {
+					row->ra = op == 0x05 || op == 0x11 ? 1 : -1;
+					row->ra_off = off * c->data_align;
+				}
+				continue;
+			case 0x06: /* restore_extended, undefined, same_value */
+			case 0x07:
+			case 0x08:
+				n = uleb(p + i, len - i, &reg);
+				if (!n)
+					return -1;
+				i += n;
+				if (reg == c->ra_reg)
+					row->ra = op == 0x08 ? 0 : op == 0x07 ? -1 :
+							      init ? init->ra : -1;
+				if (reg == c->ra_reg && op == 0x06 && init)
+					row->ra_off = init->ra_off;
+				continue;
+			case 0x09: /* register */
+				n = uleb(p + i, len - i, &reg);
+				if (!n || !uleb(p + i + n, len - i - n, &u))
+					return -1;
+				i += n + uleb(p + i + n, len - i - n, &u);
+				if (reg == c->ra_reg)
+					row->ra = -1;
+				continue;
+			case 0x0a: /* remember_state */
+				if (depth == GIL_ARRAY_SIZE(stack))
+					return -1;
+				stack[depth++] = *row;
+				continue;
+			case 0x0b: /* restore_state */
+				if (!depth)
+					return -1;
+				*row = stack[--depth];
+				continue;
+			case 0x0c: /* def_cfa */
+			case 0x12: /* def_cfa_sf */
+				n = uleb(p + i, len - i, &reg);
+				if (!n)
+					return -1;
+				i += n;
+				if (op == 0x12) {
+					n = sleb(p + i, len - i, &off);
+					off *= c->data_align;
+				} else {
+					n = uleb(p + i, len - i, &u);
+					off = (int64_t)u;
+				}
+				if (!n)
+					return -1;
+				i += n;
+				row->cfa_reg = reg;
+				row->cfa_off = off;
+				row->cfa_expr = false;
+				continue;
+			case 0x0d: /* def_cfa_register */
+				n = uleb(p + i, len - i, &reg);
+				if (!n)
+					return -1;
+				i += n;
+				row->cfa_reg = reg;
+				continue;
+			case 0x0e: /* def_cfa_offset */
+			case 0x13: /* def_cfa_offset_sf */
+				if (op == 0x13) {
+					n = sleb(p + i, len - i, &off);
+					off *= c->data_align;
+				} else {
+					n = uleb(p + i, len - i, &u);
+					off = (int64_t)u;
+				}
+				if (!n)
+					return -1;
+				i += n;
+				row->cfa_off = off;
+				continue;
+			case 0x0f: /* def_cfa_expression */
+			case 0x10: /* expression */
+			case 0x16: /* val_expression */
+				if (op != 0x0f) {
+					n = uleb(p + i, len - i, &reg);
+					if (!n)
+						return -1;
+					i += n;
+					if (reg == c->ra_reg)
+						row->ra = -1;
+				}
+				n = uleb(p + i, len - i, &u);
+				if (!n || u > len - i - n)
+					return -1;
+				i += n + u;
+				if (op == 0x0f)
+					row->cfa_expr = true;
+				continue;
+			case 0x2e: /* GNU_args_size */
+				n = uleb(p + i, len - i, &u);
+				if (!n)
+					return -1;
+				i += n;
+				continue;
+			default:
+				return -1;
+			}
+		}
+		*loc += delta * c->code_align;
+		if (*loc > pc)
+			return 1;
+	}
+	return 0;
+}
+
+int gil_ehframe_frame(const struct gil_ehframe *eh, uint64_t pc, unsigned int sp_reg,
+		      struct gil_frame_rule *out)
+{
+	struct cfa_row row, init;
+	struct fde f;
+	uint64_t loc;
+
+	if (fde_find(eh, pc, true, &f) < 0)
+		return -1;
+	memset(&row, 0, sizeof(row));
+	row.ra = 0;
+	loc = f.start;
+	if (cfa_run(&f.cie, f.cie.init, f.cie.init_len, &loc, UINT64_MAX, &row, NULL) < 0)
+		return -1;
+	init = row;
+	loc = f.start;
+	if (cfa_run(&f.cie, f.prog, f.prog_len, &loc, pc, &row, &init) < 0)
+		return -1;
+	if (row.cfa_expr || row.cfa_reg != sp_reg || row.ra < 0 || row.cfa_off < 0)
+		return -1;
+	out->start = f.start;
+	out->end = f.end;
+	out->cfa_off = row.cfa_off;
+	out->ra_saved = row.ra == 1;
+	out->ra_off = row.ra_off;
 	return 0;
 }
 

@@ -32,6 +32,23 @@ const uint8_t *gil_ehframe_bytes(const struct gil_ehframe *eh, uint64_t addr, ui
 int gil_ehframe_fde(const struct gil_ehframe *eh, uint64_t addr, bool containing, uint64_t *start,
 		    uint64_t *end, bool *entry);
 
+/* Where a frame is at one instruction of its function, from its CFA rules. */
+struct gil_frame_rule {
+	uint64_t start, end; /* the frame description's code */
+	int64_t cfa_off; /* the CFA is the stack pointer plus this */
+	bool ra_saved; /* the return address is saved at CFA + ra_off; else still in its register
+			  (AArch64's x30 before the prologue saves it) */
+	int64_t ra_off;
+};
+
+/**
+ * gil_ehframe_frame - the frame at @pc: its CFA as @sp_reg (the stack pointer's DWARF column:
+ * 7 on x86-64, 31 on AArch64) plus an offset, and where the return address is. -1 when no FDE
+ * holds @pc, or its CFA is another register (a frame pointer) or an expression.
+ */
+int gil_ehframe_frame(const struct gil_ehframe *eh, uint64_t pc, unsigned int sp_reg,
+		      struct gil_frame_rule *out);
+
 /* The @k-th frame description of the table (by start address): its [*@start, *@end). */
 int gil_ehframe_nth(const struct gil_ehframe *eh, uint64_t k, uint64_t *start, uint64_t *end);
 
