@@ -112,6 +112,11 @@ struct gil_options {
 	bool no_files;
 	/* keep the figures of each second for gil_recorder_live() (gil-record --live) */
 	bool live;
+	/*
+	 * do not read the native caller of each transition made through the C API (the code
+	 * that called PyEval_SaveThread, PyGILState_Ensure...): the entries then read no stack
+	 */
+	bool no_natives;
 };
 
 enum gil_attribution_mode {

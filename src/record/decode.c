@@ -11,6 +11,7 @@
 
 #include "decode.h"
 #include "ring.h"
+#include <stdio.h>
 
 /* The attribution fields of one probe's event (attrib.c names them); NULL when absent. */
 enum {
@@ -65,6 +66,9 @@ struct probe_fields {
 	bool pointer; /* F_FR and F_CODE are there, and no string */
 	bool tagged; /* and F_TAG to F_TLINE */
 	bool interp; /* F_IP, F_GP and F_IID are there */
+	/* the native caller's reads (elf/callers.h): the pc, AArch64's lr, the stack words */
+	struct tep_format_field *pc, *lr, *stk[GIL_CALLERS_MAX_WORDS];
+	unsigned int nstk; /* gil_s0 ... gil_s<nstk - 1> are all there */
 };
 
 struct gil_decoder {
@@ -86,6 +90,26 @@ static bool reads(const char *own, const char *name)
 		if ((p == own || p[-1] == ' ') && p[n] == '=')
 			return true;
 	return false;
+}
+
+/* The native caller's fields of @ev that @own (NULL: all of them) reads. */
+static void callers_fields(struct tep_event *ev, const char *own, struct probe_fields *pf)
+{
+	char name[16];
+	unsigned int k;
+
+	if (!own || reads(own, "gil_pc"))
+		pf->pc = tep_find_field(ev, "gil_pc");
+	if (!pf->pc)
+		return;
+	if (!own || reads(own, "gil_lr"))
+		pf->lr = tep_find_field(ev, "gil_lr");
+	for (k = 0; k < GIL_CALLERS_MAX_WORDS; k++) {
+		snprintf(name, sizeof(name), "gil_s%u", k);
+		if ((own && !reads(own, name)) || !(pf->stk[k] = tep_find_field(ev, name)))
+			break;
+	}
+	pf->nstk = k;
 }
 
 struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids,
@@ -121,6 +145,7 @@ struct gil_decoder *gil_decoder_alloc(struct tep_handle *tep, const int *ids,
 		for (k = 0; k < F_NR; k++)
 			if (k == F_SITE || !own || !own[i] || reads(own[i], field_names[k]))
 				d->fields[i].f[k] = tep_find_field(ev, field_names[k]);
+		callers_fields(ev, own ? own[i] : NULL, &d->fields[i]);
 		d->fields[i].interp = d->fields[i].f[F_IP] && d->fields[i].f[F_GP] &&
 				      d->fields[i].f[F_IID];
 		d->fields[i].frame = true;
@@ -229,6 +254,7 @@ int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_heade
 		      struct gil_event *ev)
 {
 	const struct gil_sample_head *s = (const void *)h;
+	const struct probe_fields *pf;
 	struct tep_record rec;
 	uint64_t site, step;
 	int type;
@@ -263,6 +289,16 @@ int gil_decode_sample(const struct gil_decoder *d, const struct perf_event_heade
 	ev->has_step = d->fields[ev->probe].f[F_STEP] &&
 		       number(d->fields[ev->probe].f[F_STEP], rec.data, s->raw_size, &step);
 	ev->step = ev->has_step ? (int64_t)step : -1;
+	pf = &d->fields[ev->probe];
+	ev->nstk = 0;
+	ev->has_pc = pf->pc && number(pf->pc, rec.data, s->raw_size, &ev->pc) && ev->pc;
+	if (ev->has_pc) {
+		if (!pf->lr || !number(pf->lr, rec.data, s->raw_size, &ev->lr))
+			ev->lr = 0;
+		while (ev->nstk < pf->nstk &&
+		       number(pf->stk[ev->nstk], rec.data, s->raw_size, &ev->stk[ev->nstk]))
+			ev->nstk++;
+	}
 	if (d->fields[ev->probe].frame || d->fields[ev->probe].pointer ||
 	    d->fields[ev->probe].f[F_REQ])
 		decode_frame(&d->fields[ev->probe], rec.data, s->raw_size, ev);

@@ -12,6 +12,7 @@
 #include <linux/perf_event.h>
 
 #include "attrib/attrib.h"
+#include "elf/callers.h"
 
 struct tep_handle;
 
@@ -31,6 +32,11 @@ struct gil_event {
 	uint64_t interp_id; /* tstate->interp->id */
 	bool has_step; /* a gil_mark_step probe (marker.c): step is its argument */
 	int64_t step;
+	/* the native caller's reads (elf/callers.h): the probe's pc, the link register, the stack */
+	bool has_pc;
+	uint64_t pc, lr;
+	unsigned int nstk;
+	uint64_t stk[GIL_CALLERS_MAX_WORDS];
 };
 
 

@@ -43,6 +43,34 @@ static void which_gil(const struct gil_recorder *rec, const struct gil_event *ev
 	e->gil = ev->gil == ev->interp + (uint64_t)o->attrib->layout.interp_own_gil ? e->interp : 0;
 }
 
+/*
+ * The native caller of an entry (elf/callers.h): its return address, 1 for the interpreter's
+ * own transition, 0 when not read. A pure walk of what the probe read, against the proven
+ * object's frame rules: nothing is read from the process or a file here.
+ */
+static void native_caller(const struct gil_recorder *rec, const struct gil_event *ev,
+			  struct gil_qent *e)
+{
+	const struct object *o = e->obj >= 0 ? &rec->objects[e->obj] : NULL;
+	uint64_t addr = 0;
+
+	e->native = 0;
+	if (!ev->has_pc || !o || !o->callers || !rec->vaddr_of_probe[ev->probe] ||
+	    (e->ev != GIL_EV_TAKE_ENTRY && e->ev != GIL_EV_DROP_ENTRY))
+		return;
+	switch (gil_callers_walk(o->callers, rec->vaddr_of_probe[ev->probe], ev->pc, ev->lr,
+				 ev->stk, ev->nstk, &addr)) {
+	case GIL_CALLER_NATIVE:
+		e->native = addr > 1 ? addr : 0;
+		break;
+	case GIL_CALLER_OWN:
+		e->native = 1;
+		break;
+	default:
+		break;
+	}
+}
+
 static const struct gil_sample_id *sample_id_at_end(const struct perf_event_header *h)
 {
 	if (h->size < sizeof(*h) + sizeof(struct gil_sample_id))
@@ -108,6 +136,7 @@ int rec_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		    ev.frame.other_thread)
 			e.fn |= GIL_FN_DEFER;
 		which_gil(rec, &ev, &e);
+		native_caller(rec, &ev, &e);
 		rec->events++;
 		return push(rec, &e);
 	case PERF_RECORD_LOST:
@@ -190,7 +219,7 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 	struct target *t;
 	char comm[17] = "";
 	size_t i;
-	uint32_t fn;
+	uint32_t fn, native;
 	int r;
 
 	if (e->type == Q_LOST) {
@@ -252,8 +281,14 @@ int rec_process_one(void *ctx, const struct gil_qent *e)
 			return -1;
 		}
 	}
+	native = 0;
+	if (e->native) {
+		t->nat.read++;
+		native = e->native == 1 ? GIL_NATIVE_OWN :
+					  rec_native_id(rec->namer, &t->nat, t->pid, e->native);
+	}
 	r = gil_pairing_event_gil(t->pairing, (int32_t)e->tid, (enum gil_ev)e->ev, e->ts, fn,
-				  e->reason, e->gil, e->interp);
+				  e->reason, e->gil, e->interp, native);
 	if (r < 0)
 		goto werr;
 	if (r == 1) {

@@ -18,6 +18,7 @@
 #include "state.h"
 #include "objcache.h"
 #include "objects.h"
+#include "elf/callers.h"
 
 int rec_find_object(const struct object *objs, size_t nr, uint64_t dev, uint64_t ino)
 {
@@ -34,6 +35,8 @@ void rec_object_free(struct object *o)
 	gil_symbols_free(o->syms);
 	free(o->reason);
 	gil_attrib_free(o->attrib);
+	gil_callers_free(o->callers);
+	free(o->callers_args);
 	free(o->path);
 	free(o->open_path);
 	free(o->broken);
@@ -215,11 +218,51 @@ static enum gil_ev ev_of(enum gil_func fn, bool ret, bool exit_site)
 	return ret ? GIL_EV_DROP_RETURN : GIL_EV_DROP_ENTRY;
 }
 
+/*
+ * The native caller (elf/callers.h): what an interpreter's entries read for it, unless
+ * --no-native said not to, or its file gives no way to walk its frames (then nothing is read).
+ */
+static int site_natives(struct gil_recorder *rec, struct object *o)
+{
+	if (rec->opts.no_natives || o->callers || !o->syms || o->marker)
+		return 0;
+	o->callers = gil_callers_plan(&o->elf);
+	if (!o->callers)
+		return 0;
+	o->callers_args = gil_callers_fetchargs(o->callers);
+	if (!o->callers_args) {
+		rec_set_err(rec, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * What entry site @i of @o reads: its attribution's fetchargs, and at an entry (not an exit
+ * site) the native caller's. *@both holds a string made for it (free it), else NULL.
+ */
+static const char *entry_fetchargs(const struct gil_recorder *rec, const struct object *o,
+				   size_t i, char **both)
+{
+	const char *a = rec_site_fetchargs(rec, o, i);
+
+	*both = NULL;
+	if (!o->callers_args || o->syms->sites[i].role != GIL_SITE_ENTRY)
+		return a;
+	if (!a)
+		return o->callers_args;
+	if (asprintf(both, "%s %s", a, o->callers_args) < 0) {
+		*both = NULL;
+		return a;
+	}
+	return *both;
+}
+
 int rec_create_probes(struct gil_recorder *rec, struct object *o)
 {
 	const struct gil_site *s;
 	const char *fetchargs;
-	char *pad_like = NULL;
+	char *pad_like = NULL, *both = NULL;
 	size_t i;
 	int idx, ret;
 
@@ -237,13 +280,16 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 		}
 	}
 	o->first_probe = (int)rec->probes->nr;
+	if (site_natives(rec, o) < 0)
+		return -1;
 	/*
 	 * the entries of a file read different sets (take_gil which GIL, drop_gil the frame):
 	 * each pads the union of them, to join one event (where an immediate can stand in)
 	 */
 	for (i = 0; i < o->syms->nr_sites; i++) {
-		fetchargs = rec_site_fetchargs(rec, o, i);
+		fetchargs = entry_fetchargs(rec, o, i, &both);
 		if (fetchargs && gil_probes_union(&pad_like, fetchargs) < 0) {
+			free(both);
 			free(pad_like);
 			rec_set_err(rec, "out of memory");
 			return -1;
@@ -254,10 +300,12 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 		for (ret = 0; ret <= 1; ret++) {
 			if (ret && !s->retprobe)
 				continue;
-			fetchargs = !ret ? rec_site_fetchargs(rec, o, i) : NULL;
+			fetchargs = !ret ? entry_fetchargs(rec, o, i, &both) : NULL;
 			idx = gil_probes_add(rec->probes, o->probe_path, o->path, s->offset, s->fn,
 					     ret, fetchargs, pad_like, (size_t)o->first_probe,
 					     rec->err, sizeof(rec->err));
+			free(both);
+			both = NULL;
 			if (idx < 0) {
 				/* the probes made so far go with the group; none is used */
 				o->broken = strdup(rec->err);
@@ -292,9 +340,11 @@ int rec_refresh_decoder(struct gil_recorder *rec)
 	padded = malloc(p->nr * sizeof(*padded));
 	free(rec->ev_of_probe);
 	free(rec->obj_of_probe);
+	free(rec->vaddr_of_probe);
 	rec->ev_of_probe = malloc(p->nr);
 	rec->obj_of_probe = malloc(p->nr * sizeof(int));
-	if (!ids || !padded || !rec->ev_of_probe || !rec->obj_of_probe) {
+	rec->vaddr_of_probe = calloc(p->nr, sizeof(uint64_t));
+	if (!ids || !padded || !rec->ev_of_probe || !rec->obj_of_probe || !rec->vaddr_of_probe) {
 		free(ids);
 		free((void *)padded);
 		rec_set_err(rec, "out of memory");
@@ -310,9 +360,17 @@ int rec_refresh_decoder(struct gil_recorder *rec)
 		const struct object *o = &rec->objects[i];
 		int k;
 
-		for (k = 0; o->first_probe >= 0 && k < o->nr_probes; k++)
-			if ((size_t)(o->first_probe + k) < p->nr)
-				rec->obj_of_probe[o->first_probe + k] = (int)i;
+		for (k = 0; o->first_probe >= 0 && k < o->nr_probes; k++) {
+			size_t j = (size_t)(o->first_probe + k), n;
+
+			if (j >= p->nr)
+				continue;
+			rec->obj_of_probe[j] = (int)i;
+			/* the site's address, where a native caller's walk starts */
+			for (n = 0; o->callers && n < o->syms->nr_sites; n++)
+				if (o->syms->sites[n].offset == p->v[j].offset)
+					rec->vaddr_of_probe[j] = o->syms->sites[n].addr;
+		}
 	}
 	gil_decoder_free(rec->dec);
 	rec->dec = gil_decoder_alloc(p->tep, ids, padded, (int)p->nr);

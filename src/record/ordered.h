@@ -25,6 +25,8 @@ struct gil_qent {
 	uint32_t gil, interp; /* Q_GIL: which GIL and interpreter (GIL_ID_UNKNOWN: not read) */
 	uint64_t code, frame; /* a take_gil entry's code object and frame, as read; 0: none */
 	int32_t obj; /* Q_GIL: the object whose probe fired (rec->objects), -1: none */
+	uint64_t native; /* an entry's native caller: its return address, 1 the interpreter's
+			    own, 0 not read */
 	int32_t cpu; /* Q_LOST */
 	uint64_t count; /* Q_LOST */
 };

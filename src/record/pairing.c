@@ -37,6 +37,7 @@ struct thread {
 			 (the lane of its last event was taken) */
 	uint32_t take_fn; /* function at the last take_gil entry */
 	uint32_t drop_fn; /* function at the last drop_gil entry */
+	uint32_t take_native, drop_native; /* native callers at those entries (0: not read) */
 	uint8_t drop_reason; /* and the reason read there */
 	uint8_t last_reason; /* reason of the thread's previous release */
 	/* its release under way could not read its function (GIL_FN_DEFER): see pairing.h */
@@ -179,6 +180,8 @@ static int emit(struct lane *p, struct thread *t, enum gil_kind kind, uint64_t s
 	iv.waiters = kind == GIL_KIND_HOLD ? p->waiting : 0;
 	/* the hold a release ends and the release: named by the thread's next wait */
 	iv.name_later = t->deferring && kind != GIL_KIND_TAKE;
+	/* a wait and the hold it begins: who took the GIL; a release: who released it */
+	iv.native = kind == GIL_KIND_DROP ? t->drop_native : t->take_native;
 	return p->emit ? p->emit(p->ctx, &iv) : 0;
 }
 
@@ -306,6 +309,8 @@ static void rehome(struct gil_pairing *gp, struct lane *p, struct thread *t)
 		t->pending_lost = u->pending_lost;
 		t->take_fn = u->take_fn;
 		t->drop_fn = u->drop_fn;
+		t->take_native = u->take_native;
+		t->drop_native = u->drop_native;
 		t->drop_reason = u->drop_reason;
 		t->last_reason = u->last_reason;
 		set_state(&gp->lanes[i], u, S_IDLE);
@@ -344,17 +349,17 @@ static int close_elsewhere(struct gil_pairing *gp, struct lane *p, int32_t tid, 
 
 int gil_pairing_event(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts)
 {
-	return gil_pairing_event_gil(p, tid, ev, ts, 0, 0, 0, 0);
+	return gil_pairing_event_gil(p, tid, ev, ts, 0, 0, 0, 0, 0);
 }
 
 int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts,
 			   uint32_t fn, uint8_t reason)
 {
-	return gil_pairing_event_gil(p, tid, ev, ts, fn, reason, 0, 0);
+	return gil_pairing_event_gil(p, tid, ev, ts, fn, reason, 0, 0, 0);
 }
 
 int gil_pairing_event_gil(struct gil_pairing *gp, int32_t tid, enum gil_ev ev, uint64_t ts,
-			  uint32_t fn, uint8_t reason, uint32_t gil, uint32_t interp)
+			  uint32_t fn, uint8_t reason, uint32_t gil, uint32_t interp, uint32_t native)
 {
 	const uint32_t bad = GIL_F_TRUNCATED | GIL_F_RESYNC;
 	struct lane *p = lane_of(gp, tid, gil);
@@ -378,6 +383,7 @@ int gil_pairing_event_gil(struct gil_pairing *gp, int32_t tid, enum gil_ev ev, u
 		set_state(p, t, S_IDLE);
 		t->flags = 0;
 		t->take_fn = t->drop_fn = 0;
+		t->take_native = t->drop_native = 0;
 		t->drop_reason = t->last_reason = 0;
 		fresh = 1;
 	}
@@ -410,12 +416,14 @@ int gil_pairing_event_gil(struct gil_pairing *gp, int32_t tid, enum gil_ev ev, u
 		enter(p, t, S_WAIT, ts, 0);
 		/* no Python runs in a thread between its release and its next take */
 		t->take_fn = fn == GIL_FN_PREVIOUS ? t->drop_fn : fn;
+		t->take_native = native;
 		break;
 	case GIL_EV_TAKE_RETURN:
 		if (t->state == S_WAIT) {
 			ret = emit(p, t, GIL_KIND_TAKE, t->since, ts, 0, t->take_fn, t->last_reason);
 			enter(p, t, S_HOLD, ts, 0);
 		} else if (t->state == S_UNKNOWN) {
+			t->take_native = 0;
 			ret = emit(p, t, GIL_KIND_TAKE, p->start, ts, GIL_F_BEGIN_UNKNOWN, 0, 0);
 			t->take_fn = 0;
 			enter(p, t, S_HOLD, ts, 0);
@@ -425,6 +433,7 @@ int gil_pairing_event_gil(struct gil_pairing *gp, int32_t tid, enum gil_ev ev, u
 			/* S_IDLE (the entry was missed) or S_DROP (its return was missed) */
 			ret = close_open(p, t, ts, bad);
 			t->take_fn = 0;
+			t->take_native = 0;
 			enter(p, t, S_HOLD, ts, GIL_F_RESYNC);
 		}
 		break;
@@ -444,6 +453,7 @@ int gil_pairing_event_gil(struct gil_pairing *gp, int32_t tid, enum gil_ev ev, u
 		}
 		enter(p, t, S_DROP, ts, 0);
 		t->drop_fn = fn;
+		t->drop_native = native;
 		t->drop_reason = reason;
 		t->last_reason = reason;
 		break;

@@ -74,10 +74,12 @@ int gil_pairing_event_attr(struct gil_pairing *p, int32_t tid, enum gil_ev ev, u
  * gil_pairing_event_gil - gil_pairing_event_attr() of a process with several GILs (3.12+): the
  * event is of GIL @gil (the id of the interpreter whose GIL it is, 0 the main one's;
  * GIL_ID_UNKNOWN: the thread's last), in interpreter @interp. Each GIL pairs its own threads
- * and counts its own waiters; intervals carry both ids.
+ * and counts its own waiters; intervals carry both ids. @native (an entry's native caller, 0 not
+ * read) goes to the wait and the hold a take_gil entry begins, and the release a drop_gil
+ * entry begins (struct gil_interval's native).
  */
 int gil_pairing_event_gil(struct gil_pairing *p, int32_t tid, enum gil_ev ev, uint64_t ts,
-			  uint32_t fn, uint8_t reason, uint32_t gil, uint32_t interp);
+			  uint32_t fn, uint8_t reason, uint32_t gil, uint32_t interp, uint32_t native);
 
 /** gil_pairing_exit - thread @tid exited at @ts: close what it had open (truncated). */
 int gil_pairing_exit(struct gil_pairing *p, int32_t tid, uint64_t ts);

@@ -226,6 +226,18 @@ struct json_object *rec_footer(const struct gil_recorder *rec, const struct targ
 	json_object_object_add(f, GIL_KEY_FOREIGN_EVENTS, json_object_new_uint64(rec->unknown));
 	if (t->mobj >= 0)
 		json_object_object_add(f, GIL_KEY_STEP, json_object_new_uint64(t->marks));
+	if (rec->namer && t->nat.read) {
+		struct json_object *nat = json_object_new_object();
+
+		json_object_object_add(nat, GIL_KEY_NATIVES_READ, json_object_new_uint64(t->nat.read));
+		json_object_object_add(nat, GIL_KEY_NATIVES_NAMED,
+				       json_object_new_uint64(t->nat.named));
+		/* asked, and named by nothing (or not in time): "unnamed native #N" */
+		json_object_object_add(nat, GIL_KEY_NATIVES_UNNAMED,
+				       json_object_new_uint64(t->nat.nr - t->nat.named));
+		json_object_object_add(nat, GIL_KEY_NATIVES_CUT, json_object_new_uint64(t->nat.cut));
+		json_object_object_add(f, GIL_KEY_NATIVES, nat);
+	}
 	if (not_seen)
 		json_object_object_add(f, GIL_KEY_NOT_SEEN, json_object_new_uint64(not_seen));
 	if (t->unguarded_exits)

@@ -180,6 +180,12 @@ int gil_recorder_start(struct gil_recorder *rec)
 		errno = EINVAL;
 		return -1;
 	}
+	/* the native callers' names are read by a worker of their own (natives.c) */
+	if (!rec->opts.no_natives && !rec->namer && !(rec->namer = rec_namer_start())) {
+		rec_set_err(rec, "cannot start the thread that names native callers: %s",
+			    strerror(errno));
+		return -1;
+	}
 	gil_clock_offsets_sample(&rec->off_start);
 	rec->start_ns = gil_clock_now();
 	rec->horizon = rec->start_ns;
@@ -315,6 +321,8 @@ int gil_recorder_poll(struct gil_recorder *rec, int timeout_ms)
 	if (rec_targets_markers_round(rec, round_start) < 0)
 		goto fail;
 	if (gil_rings_drain(rec->rings, rec_on_record, rec) < 0)
+		goto fail;
+	if (rec_take_natives(rec, 0) < 0)
 		goto fail;
 	if (rec->coderead) {
 		const struct gil_coderead_stats *cs = gil_coderead_stats(rec->coderead);
@@ -481,6 +489,7 @@ void gil_recorder_free(struct gil_recorder *rec)
 	if (!rec)
 		return;
 	gil_recorder_finish(rec);
+	rec_namer_stop(rec->namer);
 	for (i = 0; i < rec->nr_targets; i++) {
 		struct target *t = rec->targets[i];
 
@@ -495,6 +504,7 @@ void gil_recorder_free(struct gil_recorder *rec)
 	gil_coderead_free(rec->coderead);
 	free(rec->ev_of_probe);
 	free(rec->obj_of_probe);
+	free(rec->vaddr_of_probe);
 	free(rec->objects);
 	free(rec->answers);
 	free(rec->targets);

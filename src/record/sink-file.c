@@ -146,6 +146,11 @@ static int file_lost(void *s, int cpu, uint64_t count, uint64_t ts)
 	return gil_rawfile_lost(((struct file_sink *)s)->file, cpu, count, ts);
 }
 
+static int file_native(void *s, uint32_t id, const char *name, uint64_t addr)
+{
+	return gil_rawfile_native(((struct file_sink *)s)->file, id, name, addr);
+}
+
 static int file_step(void *s, int32_t tid, uint64_t ts, int64_t n)
 {
 	return gil_rawfile_step(((struct file_sink *)s)->file, tid, ts, n);
@@ -187,6 +192,7 @@ const struct gil_sink_ops gil_sink_file = {
 	.thread = file_thread,
 	.exit = file_exit,
 	.step = file_step,
+	.native = file_native,
 	.lost = file_lost,
 	.flush = file_flush,
 	.end = file_end,

@@ -85,6 +85,11 @@ int gil_sinks_step(struct gil_sinks *ss, int32_t tid, uint64_t ts, int64_t n)
 	DISPATCH(ss, step, tid, ts, n);
 }
 
+int gil_sinks_native(struct gil_sinks *ss, uint32_t id, const char *name, uint64_t addr)
+{
+	DISPATCH(ss, native, id, name, addr);
+}
+
 int gil_sinks_end(struct gil_sinks *ss, struct json_object *footer)
 {
 	DISPATCH(ss, end, footer);

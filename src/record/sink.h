@@ -57,6 +57,8 @@ struct gil_sink_ops {
 	int (*lost)(void *s, int cpu, uint64_t count, uint64_t ts);
 	/* thread @tid called gil_mark_step at @ts: a step ended (@n its number, -1 none) */
 	int (*step)(void *s, int32_t tid, uint64_t ts, int64_t n);
+	/* native caller @id (intervals' native) is @name, return address @addr */
+	int (*native)(void *s, uint32_t id, const char *name, uint64_t addr);
 	/* push what is buffered (once per round of the recorder's loop) */
 	int (*flush)(void *s);
 	/*
@@ -91,6 +93,7 @@ int gil_sinks_thread(struct gil_sinks *ss, int32_t tid, const char *name, uint64
 int gil_sinks_exit(struct gil_sinks *ss, int32_t tid, uint64_t ts);
 int gil_sinks_lost(struct gil_sinks *ss, int cpu, uint64_t count, uint64_t ts);
 int gil_sinks_step(struct gil_sinks *ss, int32_t tid, uint64_t ts, int64_t n);
+int gil_sinks_native(struct gil_sinks *ss, uint32_t id, const char *name, uint64_t addr);
 int gil_sinks_flush(struct gil_sinks *ss);
 int gil_sinks_tick(struct gil_sinks *ss, uint64_t upto, const struct gil_open *holds,
 		   size_t nr, uint32_t waiting);

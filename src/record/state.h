@@ -24,6 +24,7 @@
 #include "format/rawfile.h"
 #include "giltrace.h"
 #include "launch.h"
+#include "natives.h"
 #include "ordered.h"
 #include "pairing.h"
 #include "probes.h"
@@ -69,6 +70,8 @@ struct object {
 	char *broken; /* creating its probes failed (the kernel's reason): no target uses it */
 	char version[32]; /* the interpreter's, as symbols.c read it; "" unknown */
 	struct gil_attrib *attrib; /* what the probes read; NULL when attribution is off */
+	struct gil_callers *callers; /* how an entry's native caller is read; NULL: not read */
+	char *callers_args; /* the fetchargs that read it */
 	int first_probe, nr_probes;
 	int nr_fetching; /* probes created with fetchargs */
 	int nr_unconditioned; /* _Py_HandlePending sites left out: no fetch of the drop request */
@@ -102,6 +105,7 @@ struct target {
 	int mobj; /* the libgiltrace it maps, whose gil_mark_step is probed (marker.c); -1 none */
 	uint64_t mark_scan; /* when its maps were last looked at for libgiltrace */
 	uint64_t marks; /* step marks written */
+	struct native_tab nat; /* its native callers (natives.c) */
 	int pidfd;
 	struct fdset fds; /* its events, on each thread */
 	/*
@@ -150,6 +154,9 @@ struct gil_recorder {
 	struct gil_decoder *dec;
 	uint8_t *ev_of_probe; /* probe index -> enum gil_ev */
 	int *obj_of_probe; /* probe index -> index into objects */
+	uint64_t *vaddr_of_probe; /* probe index -> its site's address, where objects read the
+				     native caller (0: they do not) */
+	struct rec_namer *namer; /* names the native callers (natives.c); NULL: not read */
 	size_t nr_decoded;
 	struct object *objects;
 	size_t nr_objects;

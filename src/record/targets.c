@@ -22,6 +22,8 @@
 #include "targets.h"
 #include "marker.h"
 
+#define NATIVES_WAIT_MS 50 /* at a target's end, for its last native callers' names */
+
 struct target *rec_target_of(struct gil_recorder *rec, pid_t pid)
 {
 	size_t i;
@@ -566,6 +568,7 @@ struct target *rec_adopt_process(struct gil_recorder *rec, pid_t pid, int obj, u
 
 void rec_free_target(struct target *t)
 {
+	rec_native_tab_free(&t->nat);
 	gil_rawfile_free(t->file);
 	gil_pairing_free(t->pairing);
 	gil_sinks_close(t->sinks);
@@ -640,6 +643,35 @@ void rec_close_target_fds(struct gil_recorder *rec, struct target *t)
 	t->pidfd = -1;
 }
 
+/*
+ * The native callers the worker named since the last round (natives.c), written by their
+ * targets' sinks; with @wait_ms, first wait that long at most for the questions still open.
+ */
+int rec_take_natives(struct gil_recorder *rec, int wait_ms)
+{
+	struct rec_named *all = rec_namer_take(rec->namer, wait_ms), *a;
+	char addr[32];
+	struct target *t;
+	int ret = 0;
+
+	for (a = all; a && ret == 0; a = a->next) {
+		t = rec_target_of(rec, a->pid);
+		if (!t || t->state == T_DONE || !t->sinks || a->id > t->nat.nr)
+			continue;
+		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)a->addr);
+		if (a->name)
+			t->nat.named++;
+		else
+			t->nat.unnamed++;
+		if (gil_sinks_native(t->sinks, a->id, a->name ? a->name : addr, a->addr) < 0) {
+			rec_set_err(rec, "%s", gil_sinks_error(t->sinks));
+			ret = -1;
+		}
+	}
+	rec_named_free(all);
+	return ret;
+}
+
 /* Close what @t has open at @end, end its sinks (the file's footer), release its events. */
 int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 		      const char *reason)
@@ -658,6 +690,10 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 	if (!t->pairing || !t->file)
 		return 0;
 	if (gil_pairing_finish(t->pairing, end) < 0)
+		ret = -1;
+	/* the names still being read: a bounded wait, for this target's footer comes now */
+	if (t->nat.nr > t->nat.named + t->nat.unnamed &&
+	    rec_take_natives(rec, NATIVES_WAIT_MS) < 0)
 		ret = -1;
 	/*
 	 * Sites from the code can miss copies inlined where nothing shows them: count those.

@@ -116,6 +116,9 @@ struct target *rec_target_of(struct gil_recorder *rec, pid_t pid);
 bool rec_was_given(const struct target *t, int32_t tid);
 
 /* Close what @t has open at @end, end its sinks (the file's footer), release its events. */
+/* rec_take_natives - write the native callers' names the worker found (@wait_ms: wait first). */
+int rec_take_natives(struct gil_recorder *rec, int wait_ms);
+
 int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 		      const char *reason);
 
