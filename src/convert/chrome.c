@@ -93,7 +93,7 @@ static void str(struct line *l, const char *s, size_t max)
 }
 
 /* Event lines are built in the output buffer itself; this much room always suffices. */
-#define EVENT_MAX 4096 /* a slice with a function and file of NAME_MAX_BYTES each, escaped */
+#define EVENT_MAX 8192 /* a slice with a function, file and native caller, escaped */
 #define NAME_MAX_BYTES 256
 
 static inline int begin(struct conv_out *o, struct line *l)
@@ -200,6 +200,14 @@ static int slice_args(struct line *l, const struct conv_event *ev)
 		}
 		first = false;
 	}
+	/* the native code at a C API transition (a demangled C++ name may be long) */
+	if (ev->native) {
+		if (!first)
+			*l->p++ = ',';
+		LIT(l, "\"native\":");
+		str(l, ev->native, 2 * NAME_MAX_BYTES);
+		first = false;
+	}
 	/* which interpreter, wherever the recorder read it (and its GIL, when not its own) */
 	if (ev->proc->interpreters || ev->interp || ev->gil) {
 		if (!first)
@@ -264,7 +272,7 @@ static int chrome_event(struct conv_out *o, const struct conv_event *ev)
 		LIT(&l, ",\"dur\":");
 		us_num(&l, ev->dur);
 		if (ev->flags || ev->fixups || ev->fn_name || ev->reason || ev->interp || ev->gil ||
-		    p->interpreters)
+		    ev->native || p->interpreters)
 			slice_args(&l, ev);
 		*l.p++ = '}';
 		end(o, &l);

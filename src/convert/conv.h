@@ -95,6 +95,9 @@ struct conv_event {
 	const char *fn_file;
 	int fn_line; /* -1: none */
 	int reason; /* enum gil_reason */
+	/* SLICE: its native caller (a C API transition): the call site's name, "interpreter" for
+	   the interpreter's own, "unnamed native #N"; NULL: not read */
+	const char *native;
 	uint32_t interp; /* SLICE: the interpreter's id (0: the main one) */
 	uint32_t gil; /* SLICE, COUNTER, FLOW: the GIL's (the id of the interpreter it is of) */
 	/* STEP: name is the step's, dur its length, value its threads' wait ns, count their hold

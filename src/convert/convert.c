@@ -51,6 +51,7 @@ struct conv {
 	struct stats *stats; /* statistics (stats.c), also otherData.statistics */
 	bool profiler_steps; /* the steps are the profiler's: the recordings' marks are not used */
 	bool marks_ignored; /* ... and that was said */
+	bool natives_ahead; /* the input's native names were read ahead (read_ahead) */
 	const struct gil_interval *cur_iv; /* the interval being placed: its function, reason */
 	char err[512];
 };
@@ -59,6 +60,7 @@ static int emit(void *ctx, const struct conv_event *ev)
 {
 	struct conv *c = ctx;
 	struct conv_event at;
+	char unnamed[40];
 
 	if (ev->type == CEV_SLICE) {
 		if (!c->have_range || ev->ts < c->lo)
@@ -66,13 +68,19 @@ static int emit(void *ctx, const struct conv_event *ev)
 		if (!c->have_range || ev->ts + ev->dur > c->hi)
 			c->hi = ev->ts + ev->dur;
 		c->have_range = true;
-		/* the slice's function and reason as args (slices are emitted as they are placed) */
-		if (c->cur_iv && (c->cur_iv->fn || c->cur_iv->reason)) {
+		/*
+		 * the slice's function, reason and native caller as args (slices are emitted as
+		 * they are placed)
+		 */
+		if (c->cur_iv && (c->cur_iv->fn || c->cur_iv->reason || c->cur_iv->native)) {
 			at = *ev;
 			at.reason = c->cur_iv->reason;
 			if (!stats_function(c->stats, c->cur_iv->fn, &at.fn_name, &at.fn_file,
 					    &at.fn_line))
 				at.fn_name = NULL;
+			if (c->cur_iv->native)
+				at.native = stats_native(c->stats, c->cur_iv->native, unnamed,
+							 sizeof(unnamed));
 			return c->ops->event(&c->out, &at);
 		}
 	}
@@ -213,33 +221,18 @@ static struct json_object *report(struct conv *c, struct gil_reader *r,
 }
 
 
-/*
- * A thread the OS names like its process (CPython before 3.14 names every thread so) gets the
- * function it was mostly in beside its name, so that the timeline's rows can be told apart:
- * "python3.12 (compute)". Named threads ("pt_autograd_0", threading names given through the
- * API) keep their name; so do threads mostly in an unreadable frame.
- */
-static int label_thread(void *ctx, int32_t tid, const char *name, const char *mostly_in)
+/* The rows' names at the end of a process (timeline_label): its comm tells which are alike. */
+static int label_thread(void *ctx, int32_t tid, const char *name, const char *mostly_in,
+			const char *native)
 {
 	struct conv *c = ctx;
 	struct json_object *v;
-	const char *comm;
-	char *label;
-	int ret;
+	const char *comm = NULL;
 
-	if (!mostly_in || mostly_in[0] == '<' || !c->ci->header ||
-	    !json_object_object_get_ex(c->ci->header, GIL_KEY_COMM, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return 0;
-	comm = json_object_get_string(v);
-	if (name && strcmp(name, comm))
-		return 0;
-	label = gil_strfmt("%s (%s)", name ? name : comm, mostly_in);
-	if (!label)
-		return -1;
-	ret = timeline_thread(c->tl, tid, label);
-	free(label);
-	return ret;
+	if (c->ci->header && json_object_object_get_ex(c->ci->header, GIL_KEY_COMM, &v) &&
+	    json_object_is_type(v, json_type_string))
+		comm = json_object_get_string(v);
+	return timeline_label(c->tl, tid, name, comm, mostly_in, native);
 }
 
 struct mark {
@@ -254,11 +247,14 @@ static int cmp_mark(const void *a, const void *b)
 }
 
 /*
- * The step marks of @ci (gil_mark_step: the end of a step), read ahead of its intervals, which
- * the steps must divide: each step runs from the previous mark, or the recording's start, to
- * its own. Only in recordings whose footer counts marks, or that were cut before it.
+ * What @ci says after the intervals that need it, read ahead of them: its step marks
+ * (gil_mark_step: the end of a step), which the steps must divide: each step runs from the
+ * previous mark, or the recording's start, to its own; the names of its native callers, which
+ * the recorder writes when a worker has named them, after intervals that carry their ids. Only
+ * in recordings whose footer counts marks or has "natives", or that were cut before it: others
+ * are read once.
  */
-static int marks_of(struct conv *c, struct conv_input *ci)
+static int read_ahead(struct conv *c, struct conv_input *ci)
 {
 	struct mark *v = NULL;
 	size_t n = 0, cap = 0, i;
@@ -266,23 +262,37 @@ static int marks_of(struct conv *c, struct conv_input *ci)
 	struct gil_record rec;
 	char err[512];
 	int64_t count, start, prev, ordinal = 0;
+	bool marks;
 	int ret;
 
-	if (ci->fmt != GIL_INPUT_GILTRACE ||
-	    (ci->footer && !(conv_json_int(ci->footer, GIL_KEY_STEP, &count) && count > 0)))
+	c->natives_ahead = false;
+	if (ci->fmt != GIL_INPUT_GILTRACE)
+		return 0;
+	marks = !ci->footer || (conv_json_int(ci->footer, GIL_KEY_STEP, &count) && count > 0);
+	c->natives_ahead = !ci->footer ||
+			   json_object_object_get_ex(ci->footer, GIL_KEY_NATIVES, NULL);
+	if (!marks && !c->natives_ahead)
 		return 0;
 	r = gil_reader_open(ci->path, err, sizeof(err));
 	if (!r)
 		return gil_err(c->err, sizeof(c->err), "%s", err);
 	while ((ret = gil_reader_next(r, &rec)) > 0) {
-		if (rec.type != GIL_REC_STEP || rec.ts > TIME_MAX)
+		if (rec.type == GIL_REC_NATIVE && c->natives_ahead &&
+		    stats_native_def(c->stats, rec.native.id, rec.native.name) < 0) {
+			gil_reader_close(r);
+			free(v);
+			return -1;
+		}
+		if (!marks || rec.type != GIL_REC_STEP || rec.ts > TIME_MAX)
 			continue;
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 256;
 			struct mark *nv = ncap <= STEPS_MAX ? realloc(v, ncap * sizeof(*nv)) : NULL;
 
-			if (!nv)
-				break; /* past STEPS_MAX: steps_add counts the rest as cut */
+			if (!nv) {
+				marks = false; /* past STEPS_MAX: steps_add counts the rest as cut */
+				continue;
+			}
 			v = nv;
 			cap = ncap;
 		}
@@ -342,16 +352,14 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 	c->ci = ci;
 	c->intervals = c->clipped_out = c->lost_events = c->lost_records = 0;
 	c->exits = c->unknown = c->out_of_range = 0;
-	if (setup_clock(c) < 0 || marks_of(c, ci) < 0)
+	/* the statistics take the names read ahead: they begin first */
+	if (setup_clock(c) < 0 || timeline_begin(c->tl, &ci->proc) < 0 ||
+	    stats_begin(c->stats, ci, &c->cm) < 0 || read_ahead(c, ci) < 0)
 		return -1;
 	r = gil_reader_open(ci->path, err, sizeof(err));
 	if (!r)
 		return gil_err(c->err, sizeof(c->err), "%s", err);
-	ret = timeline_begin(c->tl, &ci->proc);
-	if (ret == 0)
-		ret = stats_begin(c->stats, ci, &c->cm);
-	if (ret == 0)
-		ret = c->ops->event(&c->out, &pev);
+	ret = c->ops->event(&c->out, &pev);
 	while (ret == 0 && (ret = gil_reader_next(r, &rec)) > 0) {
 		switch (rec.type) {
 		case GIL_REC_INTERVAL:
@@ -382,7 +390,12 @@ static int convert_one(struct conv *c, struct conv_input *ci, struct json_object
 			ret = stats_function_def(c->stats, &rec);
 			break;
 		case GIL_REC_STEP:
-			ret = 0; /* read ahead (marks_of) */
+			ret = 0; /* read ahead (read_ahead) */
+			break;
+		case GIL_REC_NATIVE:
+			/* read ahead, or else good for the intervals after it */
+			ret = c->natives_ahead ? 0 : stats_native_def(c->stats, rec.native.id,
+								      rec.native.name);
 			break;
 		default:
 			c->unknown++;

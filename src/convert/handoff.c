@@ -3,8 +3,8 @@
  * Statistics: the hand-off matrix (who took the GIL after whom) and the ring of recent holds that
  * waits are matched against. Recordings list intervals in the order they end, so when a wait
  * arrives every hold it overlapped has already arrived: holds are kept for a window of time, and
- * each wait is matched against them once (others' waiting per function) and against the last
- * hold before its end (the giver).
+ * each wait is matched against them once (others' waiting per function, Python and native) and
+ * against the last hold before its end (the giver).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -134,6 +134,8 @@ int stats_wait_done(struct stats *s, struct stats_proc *p, int32_t tid, int64_t 
 				    hi);
 		if (h->fn)
 			s->fns[h->fn - 1].others_wait_ns += (uint64_t)(hi - lo);
+		if (h->native)
+			s->natives[h->native - 1].others_wait_ns += (uint64_t)(hi - lo);
 	}
 	/* holds that ended more than a window before this wait's end were let go */
 	if (!begin_unknown && end - ts > s->window)

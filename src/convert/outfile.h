@@ -46,7 +46,7 @@ static inline int outfile_write(struct outfile *o, const void *p, size_t n)
 	return outfile_write_slow(o, p, n);
 }
 
-/* Room for @n bytes at the end of the buffer (n <= 4096), flushing first when needed. */
+/* Room for @n bytes at the end of the buffer (n <= 8192), flushing first when needed. */
 static inline char *outfile_reserve(struct outfile *o, size_t n)
 {
 	if (o->len + n > OUTFILE_BUF && outfile_flush(o) < 0)

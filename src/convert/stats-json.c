@@ -107,6 +107,10 @@ static struct json_object *thread_json(const struct stats *s, const struct stats
 		json_object_object_add(top, "share", json_object_new_double(sh));
 	}
 	json_object_object_add(o, "mostly_in", top);
+	/* a C thread that entered Python from native code, and ran no Python function of its own */
+	if (stats_thread_native(s, t))
+		json_object_object_add(o, "native_entry",
+				       json_object_new_string(stats_thread_native(s, t)));
 	return o;
 }
 
@@ -224,6 +228,45 @@ static struct json_object *fn_json(const struct stats_fn *f)
 	return o;
 }
 
+static struct json_object *native_json(const struct stats *s, const struct stats_native *n)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "native", json_object_new_string(n->name));
+	json_object_object_add(o, "pid", json_object_new_int64(s->procs[n->proc].os_pid));
+	json_object_object_add(o, "trace_pid", json_object_new_int64(s->procs[n->proc].pid));
+	json_object_object_add(o, "held_ns", u64(n->held_ns));
+	json_object_object_add(o, "holds", u64(n->holds));
+	json_object_object_add(o, "others_wait_ns", u64(n->others_wait_ns));
+	json_object_object_add(o, "releases", u64(n->releases));
+	json_object_object_add(o, "release_ns", u64(n->release_ns));
+	return o;
+}
+
+/* The native callers at the C API transitions: only when some interval read its own. */
+static struct json_object *natives_json(const struct stats *s)
+{
+	static const char *const keys[] = { "held", "others_wait", "releases" };
+	struct json_object *o = json_object_new_object(), *a;
+	size_t idx[STATS_TOP], i, n;
+	int k;
+
+	a = json_object_new_object();
+	json_object_object_add(a, "native", u64(s->native_ivs[2]));
+	json_object_object_add(a, "interpreter", u64(s->native_ivs[1]));
+	json_object_object_add(a, "not_read", u64(s->native_ivs[0]));
+	json_object_object_add(o, "intervals", a);
+	for (k = 0; k < 3; k++) {
+		a = json_object_new_array();
+		n = stats_top_natives(s, k, idx, STATS_TOP);
+		for (i = 0; i < n; i++)
+			json_object_array_add(a, native_json(s, &s->natives[idx[i]]));
+		json_object_object_add(o, keys[k], a);
+	}
+	json_object_object_add(o, "distinct", u64(s->nr_natives));
+	return o;
+}
+
 struct json_object *stats_json(const struct stats *s)
 {
 	static const char *const keys[] = { "by_held_time", "by_others_waiting", "by_releases" };
@@ -251,6 +294,8 @@ struct json_object *stats_json(const struct stats *s)
 	}
 	json_object_object_add(f, "distinct", u64(s->nr_fns));
 	json_object_object_add(o, "functions", f);
+	if (s->native_ivs[1] || s->native_ivs[2])
+		json_object_object_add(o, "natives", natives_json(s));
 	a = json_object_new_array();
 	n = stats_longest(s, lh);
 	for (i = 0; i < n; i++) {

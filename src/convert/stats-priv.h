@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What the parts of the statistics tell each other (stats.c takes the records in; hist.c,
- * functions.c, handoff.c and longest.c count them; bins.c, below them all, knows no statistics).
+ * functions.c, natives.c, handoff.c and longest.c count them; bins.c, below them all, knows no
+ * statistics).
  * Not for the renderers: they read stats.h.
  */
 #ifndef GIL_STATS_PRIV_H
@@ -21,6 +22,17 @@ int stats_hist_add(struct stats_hist *h, uint64_t v);
 uint32_t stats_fn_of(const struct stats *s, uint32_t id);
 /* functions.c: count @ns for function @g (global index + 1) in @t's few slots. */
 void stats_thread_fn_add(struct stats_thread *t, uint32_t g, uint64_t ns);
+
+/*
+ * natives.c: count interval @iv of thread @t by its native caller; *@nf its native function
+ * (index + 1), 0 for none or the interpreter's own. -1 on ENOMEM.
+ */
+int stats_native_interval(struct stats *s, struct stats_thread *t, const struct gil_interval *iv,
+			  int64_t dur, uint32_t *nf);
+/* natives.c: let go of @p's call sites (the process ended: its ids mean nothing more). */
+void stats_natives_end(struct stats_proc *p);
+/* natives.c: free the native functions. */
+void stats_natives_free(struct stats *s);
 
 /* handoff.c: a hold, kept for the waits that end after it. -1 on ENOMEM. */
 int stats_ring_push(struct stats *s, struct stats_proc *p, const struct stats_hold *h);

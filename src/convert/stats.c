@@ -247,7 +247,8 @@ void stats_exit(struct stats *s, int32_t tid)
 }
 
 int stats_each_thread(const struct stats *s,
-		      int (*fn)(void *ctx, int32_t tid, const char *name, const char *mostly_in),
+		      int (*fn)(void *ctx, int32_t tid, const char *name, const char *mostly_in,
+				const char *native),
 		      void *ctx)
 {
 	const struct stats_proc *p = s->cur;
@@ -260,7 +261,8 @@ int stats_each_thread(const struct stats *s,
 		t = &p->threads[i];
 		fi = stats_thread_top_fn(t, NULL);
 		ret = fn(ctx, t->tid, t->name,
-			 fi >= 0 && (size_t)fi < s->nr_fns ? s->fns[fi].display : NULL);
+			 fi >= 0 && (size_t)fi < s->nr_fns ? s->fns[fi].display : NULL,
+			 stats_thread_native(s, t));
 		if (ret)
 			return ret;
 	}
@@ -329,7 +331,7 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	struct stats_thread *t;
 	struct stats_hold h;
 	struct stats_long_hold lh;
-	uint32_t g;
+	uint32_t g, nf;
 	int kind = iv->kind, r = iv->reason < 3 ? iv->reason : 0;
 	int64_t end;
 
@@ -389,6 +391,10 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 	g = stats_fn_of(s, iv->fn);
 	if (iv->fn)
 		p->attributed = true;
+	if (g && s->fns[g - 1].name)
+		t->py_fn = true;
+	if (stats_native_interval(s, t, iv, dur, &nf) < 0)
+		return -1;
 	if (s->steps && steps_interval(s->steps, (size_t)(p - s->procs), p->pid, iv->tid, kind, r,
 				       ts, dur) < 0)
 		return -1;
@@ -428,6 +434,7 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 		h.start = ts;
 		h.end = end;
 		h.fn = g;
+		h.native = nf;
 		h.tid = iv->tid;
 		return stats_ring_push(s, p, &h);
 	default:
@@ -479,6 +486,7 @@ int stats_end(struct stats *s)
 	free(p->fnmap);
 	p->fnmap = NULL;
 	p->fnmap_cap = 0;
+	stats_natives_end(p);
 	/* each GIL's entry, the main one's first: its span, and what only served reading it */
 	for (i = s->cur_first; i < s->nr_procs; i++)
 		end_proc(&s->procs[i]);
@@ -511,6 +519,7 @@ void stats_free(struct stats *s)
 		free(p->hindex);
 		free(p->ring);
 		free(p->fnmap);
+		stats_natives_end(p);
 		free(p->alerts);
 	}
 	free(s->procs);
@@ -518,6 +527,7 @@ void stats_free(struct stats *s)
 		free(s->fns[i].display);
 	free(s->fns);
 	gil_fnset_free(s->fnset);
+	stats_natives_free(s);
 	steps_free(s->steps);
 	free(s);
 }

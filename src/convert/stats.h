@@ -7,11 +7,13 @@
  *  - GIL utilization and waiters over time (bins that double their width as time goes on);
  *  - the hand-off matrix: who took the GIL after whom, how often, how long the taker waited;
  *  - Python functions by held time, by others' waiting while they held, by releases;
+ *  - native functions (the C code at a C API transition) the same way, per process;
  *  - the longest holds, with their time on the trace's axis.
- * Lifecycle: alloc -> (begin -> thread/function_def/interval/exit... -> end)... -> json / text /
- * svg -> free. stats.c takes the records in, hist.c, functions.c, handoff.c and longest.c count
- * them (stats-priv.h), bins.c spreads times over bins (bins.h); the reports read this struct only: stats-json.c (JSON),
- * summary.c (text), svg.c (picture), report.c (where they go).
+ * Lifecycle: alloc -> (begin -> native_def... -> thread/function_def/interval/exit... -> end)...
+ * -> json / text / svg -> free. stats.c takes the records in, hist.c, functions.c, natives.c,
+ * handoff.c and longest.c count them (stats-priv.h), bins.c spreads times over bins (bins.h);
+ * the reports read this struct only: stats-json.c (JSON), summary.c (text), svg.c (picture),
+ * report.c (where they go).
  */
 #ifndef GIL_STATS_H
 #define GIL_STATS_H
@@ -53,6 +55,20 @@ int stats_thread(struct stats *s, int32_t tid, const char *name);
  * intervals that follow name it by its id. Unusable ones are ignored. Returns 0, -1 on ENOMEM.
  */
 int stats_function_def(struct stats *s, const struct gil_record *rec);
+
+/**
+ * stats_native_def - native caller @id of the current input is @name (GIL_REC_NATIVE): read
+ * ahead of the intervals that carry it, which may come before it in the file. The first name
+ * of an id is kept. Returns 0, -1 on ENOMEM.
+ */
+int stats_native_def(struct stats *s, int64_t id, const char *name);
+
+/**
+ * stats_native - what slice args say of @native (an interval's, not 0) of the current input:
+ * "interpreter" for GIL_NATIVE_OWN, the call site's name, or "unnamed native #N" (in @buf)
+ * for an id no record named.
+ */
+const char *stats_native(const struct stats *s, uint32_t native, char *buf, size_t len);
 
 /** stats_interval - interval @iv, at @ts for @dur on the output axis (mapped and clipped). */
 int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, int64_t dur);
@@ -117,12 +133,27 @@ long stats_thread_top_fn(const struct stats_thread *t, double *share);
 
 /**
  * stats_each_thread - call @fn for every thread of the current process (between stats_begin and
- * stats_end) with its recorded name (NULL if none) and the display name of the function it was
- * mostly in (NULL without one). Stops at, and returns, the first non-zero return.
+ * stats_end) with its recorded name (NULL if none), the display name of the function it was
+ * mostly in (NULL without one) and its native entry (stats_thread_native, NULL for most).
+ * Stops at, and returns, the first non-zero return.
  */
 int stats_each_thread(const struct stats *s,
-		      int (*fn)(void *ctx, int32_t tid, const char *name, const char *mostly_in),
+		      int (*fn)(void *ctx, int32_t tid, const char *name, const char *mostly_in,
+				const char *native),
 		      void *ctx);
+
+/**
+ * stats_thread_native - for a thread that never ran a Python function the recorder could name
+ * but took the GIL from native code (a C thread entering Python through PyGILState_Ensure),
+ * the native function of its first wait or hold that has one: what names it. NULL otherwise.
+ */
+const char *stats_thread_native(const struct stats *s, const struct stats_thread *t);
+
+/*
+ * stats_top_natives - indices into ->natives of up to @max native functions, best first by
+ * @key as stats_top_functions(): 0 held time, 1 others' waiting, 2 releases. Returns how many.
+ */
+size_t stats_top_natives(const struct stats *s, int key, size_t *out, size_t max);
 
 /** stats_bins_used - time bins of @p in use: up to the last one its recorded span reaches. */
 size_t stats_bins_used(const struct stats_proc *p);
@@ -195,6 +226,8 @@ struct stats_thread {
 	uint64_t interp_ns[STATS_THREAD_INTERPS][3];
 	uint8_t nr_interps;
 	bool interps_folded;
+	bool py_fn; /* some interval named a Python function (a readable one) */
+	uint32_t native_entry; /* the native function of its first wait or hold with one: + 1 */
 };
 
 struct stats_handoff {
@@ -205,6 +238,7 @@ struct stats_handoff {
 struct stats_hold {
 	int64_t start, end;
 	uint32_t fn; /* global function index + 1, 0: none */
+	uint32_t native; /* native function index + 1, 0: none (or the interpreter's own) */
 	int32_t tid;
 };
 
@@ -247,6 +281,14 @@ struct stats_proc {
 	uint64_t late_waits; /* waits reaching further back than the window */
 	uint32_t *fnmap; /* this input's function id -> global index + 1 */
 	size_t fnmap_cap;
+	/* this input's native call sites (natives.c): id -> sites[] index + 1, until stats_end */
+	uint32_t *natmap;
+	size_t natmap_cap;
+	struct stats_site {
+		char *name; /* "module!symbol+0xoff" as the record says */
+		uint32_t fn; /* its native function: index + 1 into stats->natives */
+	} *sites;
+	size_t nr_sites, cap_sites;
 	/* the watchdog's long holds (the footer's "alerts"), the longest first after stats_end */
 	bool has_alerts;
 	uint64_t alert_hold_ns, alert_count;
@@ -266,6 +308,16 @@ struct stats_fn {
 	const char *why; /* why unreadable, or NULL */
 	char *display; /* name or "<why>" */
 	uint64_t holds, held_ns, releases, forced, voluntary, waits, wait_ns, others_wait_ns;
+};
+
+/*
+ * A native function of one process: its call sites' names without +0xoff, so that they add up
+ * (module+0xoff, without a symbol, is kept whole: nothing says which function it is in).
+ */
+struct stats_native {
+	const char *name; /* the interner's (stats->natset) */
+	size_t proc; /* index into procs: the process's main entry */
+	uint64_t holds, held_ns, others_wait_ns, releases, release_ns;
 };
 
 struct stats_long_hold {
@@ -304,6 +356,11 @@ struct stats {
 	struct gil_fnset *fnset; /* the functions of all inputs: global index + 1 is the id */
 	struct stats_fn *fns; /* fns[id - 1] */
 	size_t nr_fns, cap_fns;
+	struct gil_fnset *natset; /* native functions by (name, process index as its line) */
+	struct stats_native *natives; /* natives[id - 1] */
+	size_t nr_natives, cap_natives;
+	/* intervals by their native caller: not read, the interpreter's own, native code */
+	uint64_t native_ivs[3];
 	struct stats_long_hold longest[STATS_TOP]; /* min-heap by dur */
 	size_t nr_longest;
 	struct steps *steps; /* the profiler's steps (steps.h), or NULL */

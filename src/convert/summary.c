@@ -75,6 +75,18 @@ static const char *thread_name(const struct stats_thread *t)
 	return t->tid < 0 ? "(other threads)" : t->name ? t->name : "";
 }
 
+/* Its name, and for a C thread that entered Python (stats_thread_native) that entry beside it. */
+static const char *thread_label(char *buf, size_t len, const struct stats *s,
+				const struct stats_thread *t)
+{
+	const char *native = stats_thread_native(s, t);
+
+	if (!native)
+		return thread_name(t);
+	snprintf(buf, len, "%s%s[C: %s]", thread_name(t), t->name ? " " : "", native);
+	return buf;
+}
+
 /* The display name of the function @t was mostly in, or NULL. */
 static const char *mostly_in(const struct stats *s, const struct stats_thread *t)
 {
@@ -86,11 +98,12 @@ static const char *mostly_in(const struct stats *s, const struct stats_thread *t
 /* "tid name (mostly in fn)". */
 static const char *who(char *buf, size_t len, const struct stats *s, const struct stats_thread *t)
 {
-	const char *top = mostly_in(s, t);
-	char id[16];
+	const char *top = stats_thread_native(s, t) ? NULL : mostly_in(s, t);
+	char id[16], label[512];
 
-	snprintf(buf, len, "%s %s%s%s%s", thread_id(id, sizeof(id), t), thread_name(t),
-		 top ? " (" : "", top ? top : "", top ? ")" : "");
+	snprintf(buf, len, "%s %s%s%s%s", thread_id(id, sizeof(id), t),
+		 thread_label(label, sizeof(label), s, t), top ? " (" : "", top ? top : "",
+		 top ? ")" : "");
 	return buf;
 }
 
@@ -184,7 +197,7 @@ static int process_text(FILE *f, const struct stats *s, size_t pi)
 	uint64_t forced = 0, vol = 0, unk = 0;
 	struct stats_handoff *ho;
 	double max_waiters = 0, v;
-	char b1[32], b2[32], b3[32], id[16];
+	char b1[32], b2[32], b3[32], id[16], cell[64], label[512];
 	size_t i, n, nt;
 
 	threads = thread_list(p, &nt);
@@ -227,10 +240,15 @@ static int process_text(FILE *f, const struct stats *s, size_t pi)
 		t = threads[i];
 		top = mostly_in(s, t);
 		wall = stats_thread_wall(t);
-		fprintf(f, "  %8s %-16.16s %-20.20s %9s %5.1f%% %5.1f%% %5.1f%% %7llu %7llu %7llu %7llu "
-			"%7llu\n",
-			thread_id(id, sizeof(id), t), thread_name(t),
-			top ? top : p->attributed ? "-" : "",
+		/* a C thread has no Python function: its label takes the "mostly in" column too */
+		if (stats_thread_native(s, t))
+			snprintf(cell, sizeof(cell), "%-37.37s",
+				 thread_label(label, sizeof(label), s, t));
+		else
+			snprintf(cell, sizeof(cell), "%-16.16s %-20.20s", thread_name(t),
+				 top ? top : p->attributed ? "-" : "");
+		fprintf(f, "  %8s %s %9s %5.1f%% %5.1f%% %5.1f%% %7llu %7llu %7llu %7llu %7llu\n",
+			thread_id(id, sizeof(id), t), cell,
 			gil_fmt_dur(b1, sizeof(b1), (uint64_t)wall), pct(t->ns[GIL_KIND_TAKE], wall),
 			pct(t->ns[GIL_KIND_HOLD], wall), pct(t->ns[GIL_KIND_DROP], wall),
 			(unsigned long long)t->count[GIL_KIND_TAKE],
@@ -378,6 +396,57 @@ static void functions_text(FILE *f, const struct stats *s)
 	fputc('\n', f);
 }
 
+/*
+ * The native functions at the C API transitions, per process: only for recordings whose
+ * intervals read them (older ones print as they did).
+ */
+static void natives_text(FILE *f, const struct stats *s)
+{
+	size_t idx[STATS_TOP], i, n;
+	uint64_t held = 0;
+	const struct stats_native *nf;
+	char b1[32], b2[32];
+	long long pid;
+
+	if (!s->native_ivs[1] && !s->native_ivs[2])
+		return;
+	fprintf(f, "Native callers of the GIL's C API: %llu intervals from native code, %llu the "
+		"interpreter's own, %llu not read\n\n", (unsigned long long)s->native_ivs[2],
+		(unsigned long long)s->native_ivs[1], (unsigned long long)s->native_ivs[0]);
+	for (i = 0; i < s->nr_procs; i++)
+		held += s->procs[i].ns[GIL_KIND_HOLD];
+	n = stats_top_natives(s, 0, idx, TOP_TEXT);
+	fputs("Native functions by GIL held time (the native code that took the GIL):\n", f);
+	fprintf(f, "  %10s %6s %8s %8s  %s\n", "held", "share", "holds", "pid", "native function");
+	for (i = 0; i < n; i++) {
+		nf = &s->natives[idx[i]];
+		pid = (long long)s->procs[nf->proc].os_pid;
+		fprintf(f, "  %10s %5.1f%% %8llu %8lld  %s\n",
+			gil_fmt_dur(b1, sizeof(b1), nf->held_ns), pct(nf->held_ns, (int64_t)held),
+			(unsigned long long)nf->holds, pid, nf->name);
+	}
+	n = stats_top_natives(s, 1, idx, TOP_TEXT);
+	fputs("\nNative functions by the time other threads waited while they held the GIL:\n", f);
+	fprintf(f, "  %13s %10s %8s  %s\n", "others waited", "held", "pid", "native function");
+	for (i = 0; i < n; i++) {
+		nf = &s->natives[idx[i]];
+		pid = (long long)s->procs[nf->proc].os_pid;
+		fprintf(f, "  %13s %10s %8lld  %s\n",
+			gil_fmt_dur(b1, sizeof(b1), nf->others_wait_ns),
+			gil_fmt_dur(b2, sizeof(b2), nf->held_ns), pid, nf->name);
+	}
+	n = stats_top_natives(s, 2, idx, TOP_TEXT);
+	fputs("\nNative functions by GIL releases (the native code that released it):\n", f);
+	fprintf(f, "  %8s %12s %8s  %s\n", "releases", "release time", "pid", "native function");
+	for (i = 0; i < n; i++) {
+		nf = &s->natives[idx[i]];
+		pid = (long long)s->procs[nf->proc].os_pid;
+		fprintf(f, "  %8llu %12s %8lld  %s\n", (unsigned long long)nf->releases,
+			gil_fmt_dur(b1, sizeof(b1), nf->release_ns), pid, nf->name);
+	}
+	fputc('\n', f);
+}
+
 static void longest_text(FILE *f, const struct stats *s)
 {
 	struct stats_long_hold lh[STATS_TOP];
@@ -462,6 +531,7 @@ int stats_write_text(const struct stats *s, FILE *f)
 	if (s->steps)
 		steps_write_text(s->steps, s, f);
 	functions_text(f, s);
+	natives_text(f, s);
 	longest_text(f, s);
 	fflush(f);
 	return ferror(f) ? -1 : 0;

@@ -199,6 +199,26 @@ int timeline_thread(struct timeline *tl, int32_t tid, const char *name)
 	return created ? emit_thread(tl, t) : 0;
 }
 
+int timeline_label(struct timeline *tl, int32_t tid, const char *name, const char *comm,
+		   const char *mostly_in, const char *native)
+{
+	const char *n = name ? name : comm;
+	char *label;
+	int ret;
+
+	if (native)
+		label = gil_strfmt("%s%s[C: %s]", n ? n : "", n ? " " : "", native);
+	else if (mostly_in && mostly_in[0] != '<' && comm && (!name || !strcmp(name, comm)))
+		label = gil_strfmt("%s (%s)", n, mostly_in);
+	else
+		return 0;
+	if (!label)
+		return -1;
+	ret = timeline_thread(tl, tid, label);
+	free(label);
+	return ret;
+}
+
 static inline bool point_before(const struct point *a, const struct point *b)
 {
 	if (a->ts != b->ts)

@@ -36,6 +36,18 @@ int timeline_begin(struct timeline *tl, const struct conv_proc *proc);
 int timeline_thread(struct timeline *tl, int32_t tid, const char *name);
 
 /**
+ * timeline_label - name thread @tid's row, at the end of its process, so that rows the OS names
+ * alike can be told apart. @name: its recorded name (NULL: none); @comm: its process's (NULL:
+ * unknown). A thread that entered Python from native code and ran no Python function of its
+ * own (@native: that code's function) becomes "name [C: native]"; one named like its process
+ * (CPython before 3.14 names every thread so), "name (mostly_in)" (@mostly_in: the Python
+ * function it waited and held the GIL in longest).
+ * Named threads and threads mostly in an unreadable frame ("<...>") keep their name.
+ */
+int timeline_label(struct timeline *tl, int32_t tid, const char *name, const char *comm,
+		   const char *mostly_in, const char *native);
+
+/**
  * timeline_slice - one interval, on the output axis. Intervals of one thread must come in order;
  * threads may interleave in any order (within the reorder window for exact counter and flows).
  */
