@@ -170,8 +170,11 @@ static bool fast_interval(struct gil_reader *r, struct gil_interval *iv)
 			p++;
 		if (!fast_u64(&p, e, &extra) || p >= e)
 			return false;
-		if (nattr < 5)
-			attr[nattr++] = minus ? 0 : extra;
+		/* a negative native (the 5th) is none: not read, as in array_record */
+		if (nattr < 5) {
+			attr[nattr] = !minus ? extra : nattr == 4 ? UINT64_MAX : 0;
+			nattr++;
+		}
 	}
 	if (*p++ != ']')
 		return false;
