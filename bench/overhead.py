@@ -177,6 +177,8 @@ def main():
         if B.minreader_path():
             rel.append(named(B.MinReader(attr), "minimal reader", FLOOR))
         rel.append(named(B.GilRecord(), "gil-record", FLOOR))
+        # issue 26: what reading the native caller (the stack window at each entry) costs
+        rel.append(named(B.GilRecord(["--native"]), "gil-record --native", FLOOR))
         base = "gil-record (%s)" % a.baseline
         if a.baseline:
             rel.append(named(B.GilRecord(exe=os.path.join(a.baseline, "gil-record")), base,
@@ -200,6 +202,7 @@ def main():
             rel.append(named(B.PerfTracer(plain, "record"), "perf record, no fetchargs",
                              PFLOOR))
         con = [t for t in rel if t.name in ("untraced", FLOOR, "gil-record", base, PFLOOR,
+                                            "gil-record --native",
                                             "gil-record --no-attribution",
                                             "perf record, no fetchargs")]
         if a.quick:  # the smoke run: the contention workload runs, not every tracer again

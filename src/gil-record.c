@@ -76,6 +76,10 @@ static void usage(FILE *f)
 		"                           the probes at every take_gil and drop_gil: costlier,\n"
 		"                           independent of the process's later memory), none\n"
 		"      --no-attribution     the same as --attribution=none\n"
+		"      --native             read the native caller (the extension or library\n"
+		"                           that called PyEval_SaveThread, PyGILState_Ensure...)\n"
+		"                           of each take and release: gil-convert names it\n"
+		"                           (about 1.3x the probes' cost where releases abound)\n"
 		"      --no-debuginfod      never fetch a missing debug file from the servers in\n"
 		"                           DEBUGINFOD_URLS (by default they are asked, by build-id)\n"
 		"      --as-root            under sudo, run COMMAND (and --alert-cmd) as root\n"
@@ -306,6 +310,7 @@ int main(int argc, char **argv)
 		{ "as-root", no_argument, NULL, 'R' },
 		{ "accelerator-only", no_argument, NULL, 'a' },
 		{ "no-attribution", no_argument, NULL, 'N' },
+		{ "native", no_argument, NULL, 'n' },
 		{ "attribution", required_argument, NULL, 'A' },
 		{ "no-debuginfod", no_argument, NULL, 'D' },
 		{ "alert-hold", required_argument, NULL, 'H' },
@@ -378,6 +383,9 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			opts.no_attribution = true;
+			break;
+		case 'n':
+			opts.natives = true;
 			break;
 		case 'A':
 			opts.no_attribution = !strcmp(optarg, "none");

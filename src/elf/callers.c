@@ -9,15 +9,16 @@
  * window at a known index. The walk goes up through the interpreter's frames:
  *
  *  - a frame of a C API function (by its exported symbol's extent) says the caller is wanted;
- *  - a return address outside the file after one is the native caller, and so is one reached
- *    through the functions between (a C API function that tail-called leaves no frame);
+ *  - a return address outside the file is the native caller, also before any C API frame: a
+ *    C API function that tail-called (PyGILState_Release) leaves none;
  *  - one inside the file, in a function that is no C API function, after one: the interpreter
  *    called the API itself (Py_BEGIN_ALLOW_THREADS in os.stat, a thread's bootstrap);
  *  - frames before any C API function are the GIL's own and those between (take_gil,
  *    _PyThreadState_Attach): any other function there is the interpreter's own transition
  *    (the eval loop's drop request in _Py_HandlePending). A file without a symbol table
- *    names none of those between: there a walk that leaves the window, or runs out of
- *    depth, without meeting a C API frame is the interpreter's own.
+ *    names none of those between (nor its debug file, when there is one): there a walk that
+ *    leaves the window, or runs out of depth, without meeting a C API frame is the
+ *    interpreter's own.
  *
  * The window is sized from the frames of the functions a C API call goes through: the API
  * functions themselves and, where the symbol table names them, the internal ones between them
@@ -41,11 +42,26 @@
 #define SCAN_MAX 4096 /* bytes of a function whose rules are scanned for its deepest frame */
 #define ADDR_MASK 0x0000ffffffffffffull /* user addresses; AArch64 signs saved ones (PAC) */
 
-/* The C API calls whose callers are named. */
-static const char *const api_names[] = {
-	"PyEval_SaveThread",   "PyEval_RestoreThread", "PyGILState_Ensure",
-	"PyGILState_Release",  "PyEval_AcquireThread", "PyEval_ReleaseThread",
-	"PyEval_AcquireLock",  "PyEval_ReleaseLock",
+/*
+ * The window covers the chains of frames a C API call makes, each the sum of its functions'
+ * deepest frames: a take (those between, PyEval_RestoreThread, PyGILState_Ensure over it), a
+ * release (the same way down from PyGILState_Release), and the deletion of a thread state.
+ */
+enum chain { TAKE, DROP, DELETE, NR_CHAINS };
+
+/* The C API calls whose callers are named, and the chains each is part of. */
+static const struct {
+	const char *name;
+	unsigned int chains;
+} api_names[] = {
+	{ "PyEval_SaveThread", 1u << DROP },
+	{ "PyEval_RestoreThread", 1u << TAKE },
+	{ "PyGILState_Ensure", 1u << TAKE },
+	{ "PyGILState_Release", 1u << DROP | 1u << DELETE },
+	{ "PyEval_AcquireThread", 1u << TAKE },
+	{ "PyEval_ReleaseThread", 1u << DROP },
+	{ "PyEval_AcquireLock", 1u << TAKE },
+	{ "PyEval_ReleaseLock", 1u << DROP },
 };
 
 /*
@@ -53,11 +69,21 @@ static const char *const api_names[] = {
  * release of a thread state PyGILState_Release deletes), and the GIL functions themselves:
  * their frames are in the window, and a walk goes through them.
  */
-static const char *const between_names[] = {
-	"_PyThreadState_Attach",	"_PyThreadState_Detach", "_PyEval_AcquireLock",
-	"_PyEval_ReleaseLock",		"detach_thread",	 "tstate_activate",
-	"_PyThreadState_SwapNoGIL",	"_PyThreadState_DeleteCurrent",
-	"PyThreadState_DeleteCurrent", "take_gil",		 "drop_gil",
+static const struct {
+	const char *name;
+	unsigned int chains;
+} between_names[] = {
+	{ "_PyThreadState_Attach", 1u << TAKE },
+	{ "_PyEval_AcquireLock", 1u << TAKE },
+	{ "tstate_activate", 1u << TAKE },
+	{ "_PyThreadState_Detach", 1u << DROP },
+	{ "detach_thread", 1u << DROP },
+	{ "_PyEval_ReleaseLock", 1u << DROP | 1u << DELETE },
+	{ "_PyThreadState_SwapNoGIL", 1u << DROP },
+	{ "_PyThreadState_DeleteCurrent", 1u << DELETE },
+	{ "PyThreadState_DeleteCurrent", 1u << DELETE },
+	{ "take_gil", 0 },
+	{ "drop_gil", 0 },
 };
 
 struct rule_slot {
@@ -128,14 +154,16 @@ static bool in_api(const struct gil_callers *c, uint64_t pc)
 	return in_spans(c->api, c->nr_api, pc);
 }
 
-struct gil_callers *gil_callers_plan(struct gil_elf *h)
+struct gil_callers *gil_callers_plan(struct gil_elf *h, Elf *names)
 {
+	Elf *se = names ? names : h->elf;
 	struct gil_callers *c = calloc(1, sizeof(*c));
 	struct gil_frame_rule r;
-	int64_t api_max = 0, ensure = 0, between = 0, d;
+	int64_t sum[NR_CHAINS] = { 0 }, d, top[NR_CHAINS] = { 0 };
 	GElf_Shdr sh;
 	GElf_Sym sym;
 	size_t i;
+	int k;
 
 	if (!c)
 		return NULL;
@@ -146,34 +174,44 @@ struct gil_callers *gil_callers_plan(struct gil_elf *h)
 	if ((c->arch != GIL_ARCH_X86_64 && c->arch != GIL_ARCH_AARCH64) || !c->eh.nr_fde)
 		goto none;
 	for (i = 0; i < GIL_ARRAY_SIZE(api_names) && c->nr_api < MAX_API; i++) {
-		if (!gil_elf_find_symbol(h->elf, api_names[i], &sym) || !sym.st_value ||
+		if (!gil_elf_find_symbol(se, api_names[i].name, &sym) || !sym.st_value ||
 		    gil_ehframe_frame(&c->eh, sym.st_value, c->sp_reg, &r) < 0)
 			continue;
 		c->api[c->nr_api].start = r.start;
 		c->api[c->nr_api].end = r.end;
 		c->nr_api++;
 		d = deepest(c, sym.st_value);
-		if (!strcmp(api_names[i], "PyGILState_Ensure") ||
-		    !strcmp(api_names[i], "PyGILState_Release"))
-			ensure = d > ensure ? d : ensure;
-		else
-			api_max = d > api_max ? d : api_max;
+		/* PyGILState_* over the deepest of the others: one of each in a chain */
+		for (k = 0; k < NR_CHAINS; k++) {
+			if (!(api_names[i].chains & 1u << k))
+				continue;
+			if (!strncmp(api_names[i].name, "PyGILState_", 11))
+				sum[k] += d;
+			else if (d > top[k])
+				top[k] = d;
+		}
 	}
 	if (!c->nr_api)
 		goto none;
 	for (i = 0; i < GIL_ARRAY_SIZE(between_names) && c->nr_between < MAX_API; i++) {
-		if (!gil_elf_find_symbol(h->elf, between_names[i], &sym) || !sym.st_value ||
+		if (!gil_elf_find_symbol(se, between_names[i].name, &sym) || !sym.st_value ||
 		    gil_ehframe_frame(&c->eh, sym.st_value, c->sp_reg, &r) < 0)
 			continue;
 		c->between[c->nr_between].start = r.start;
 		c->between[c->nr_between].end = r.end;
 		c->nr_between++;
-		if (strcmp(between_names[i], "take_gil") && strcmp(between_names[i], "drop_gil"))
-			between += deepest(c, sym.st_value);
+		d = deepest(c, sym.st_value);
+		for (k = 0; k < NR_CHAINS; k++)
+			if (between_names[i].chains & 1u << k)
+				sum[k] += d;
 	}
-	c->named = gil_elf_section(h->elf, ".symtab", &sh) != NULL;
-	/* the GIL function's own frame, those between, the API call, and PyGILState_* over it */
-	d = 16 + between + api_max + ensure;
+	c->named = gil_elf_section(se, ".symtab", &sh) != NULL;
+	/* the GIL function's own frame (its return address), then the longest chain */
+	d = 0;
+	for (k = 0; k < NR_CHAINS; k++)
+		if (sum[k] + top[k] > d)
+			d = sum[k] + top[k];
+	d += 8;
 	c->words = (unsigned int)(d / 8) + 1;
 	if (c->words > GIL_CALLERS_MAX_WORDS)
 		c->words = GIL_CALLERS_MAX_WORDS;
@@ -218,9 +256,11 @@ enum gil_caller_kind gil_callers_walk(struct gil_callers *c, uint64_t site, uint
 	for (depth = 0; depth < MAX_DEPTH; depth++) {
 		if (!rule_at(c, at, &r))
 			return api_seen ? GIL_CALLER_UNKNOWN : GIL_CALLER_OWN;
+		/* the probed function's own entry (take_gil.lto_priv.0 by any name) is walked */
 		if (in_api(c, r.start))
 			api_seen = true;
-		else if (!api_seen && c->named && !in_spans(c->between, c->nr_between, r.start))
+		else if (!api_seen && c->named && !(depth == 0 && site - r.start <= 4) &&
+			 !in_spans(c->between, c->nr_between, r.start))
 			return GIL_CALLER_OWN; /* the eval loop, an I/O helper: no C API call */
 		if (!r.ra_saved) {
 			if (depth) /* only the probed frame can keep it in its register */
@@ -238,11 +278,9 @@ enum gil_caller_kind gil_callers_walk(struct gil_callers *c, uint64_t site, uint
 		if (gil_elf_addr_to_offset(c->elf, ra - bias, &off, &exec) < 0 || !exec) {
 			/*
 			 * out of the file: a C API call, its frame gone where it tail-called
-			 * (PyGILState_Release -> _PyThreadState_DeleteCurrent). Without the
-			 * names of the functions between, only after a C API frame was seen.
+			 * (PyGILState_Release -> _PyThreadState_DeleteCurrent). The eval loop's
+			 * own frames are too deep for the window to reach a caller past them.
 			 */
-			if (!api_seen && !c->named)
-				return GIL_CALLER_OWN;
 			*addr = ra;
 			return GIL_CALLER_NATIVE;
 		}

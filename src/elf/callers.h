@@ -30,11 +30,12 @@ enum gil_caller_kind {
 
 /**
  * gil_callers_plan - what the probes of @h (an interpreter: the file defining take_gil and
- * drop_gil) read, and how the walk reads it: the C API functions' extents from its symbols and
- * its frame descriptions. @h must stay open while the plan is used. NULL when the file has no
- * .eh_frame_hdr, an instruction set giltrace does not follow, or no C API function.
+ * drop_gil) read, and how the walk reads it: the C API functions' extents from the symbols of
+ * @names (its debug file; NULL: @h's own) and its frame descriptions. @h must stay open while
+ * the plan is used. NULL when the file has no .eh_frame_hdr, an instruction set giltrace does
+ * not follow, or no C API function.
  */
-struct gil_callers *gil_callers_plan(struct gil_elf *h);
+struct gil_callers *gil_callers_plan(struct gil_elf *h, Elf *names);
 
 /* gil_callers_words - stack words each entry probe reads. */
 unsigned int gil_callers_words(const struct gil_callers *c);

@@ -16,13 +16,16 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/util.h"
+#include "elf/ehframe.h"
 #include "elf/elf.h"
 #include "natives.h"
 #include "objects.h"
@@ -40,6 +43,8 @@ struct sym {
 struct symfile {
 	uint64_t dev, ino;
 	struct gil_elf h;
+	struct gil_elf dbg; /* its debug file (the build-id directory), when its symbols are there */
+	struct gil_ehframe eh; /* the functions' extents, for code no symbol covers */
 	struct sym *syms;
 	size_t nr;
 	char base[64];
@@ -78,8 +83,8 @@ static int by_value(const void *a, const void *b)
 	return x->value < y->value ? -1 : x->value > y->value;
 }
 
-/* Read the function symbols of @f's file: .symtab where it has one, else .dynsym. */
-static void read_syms(struct symfile *f)
+/* Read the function symbols of @elf: .symtab where it has one, else .dynsym. */
+static void read_syms(struct symfile *f, Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -91,7 +96,7 @@ static void read_syms(struct symfile *f)
 	struct sym *p;
 
 	for (pass = 0; pass < 2 && !f->nr; pass++) {
-		while ((scn = elf_nextscn(f->h.elf, scn))) {
+		while ((scn = elf_nextscn(elf, scn))) {
 			if (!gelf_getshdr(scn, &sh) ||
 			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
 				continue;
@@ -103,7 +108,7 @@ static void read_syms(struct symfile *f)
 				    (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
 				     GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC))
 					continue;
-				name = elf_strptr(f->h.elf, sh.sh_link, s.st_name);
+				name = elf_strptr(elf, sh.sh_link, s.st_name);
 				if (!name || !*name)
 					continue;
 				if (f->nr == cap) {
@@ -123,6 +128,38 @@ static void read_syms(struct symfile *f)
 	qsort(f->syms, f->nr, sizeof(*f->syms), by_value);
 }
 
+/*
+ * A file without a symbol table: its debug file in the process's root, by build-id
+ * (/usr/lib/debug/.build-id/xx/yyyy.debug, resolved inside that root), used only when its
+ * build-id is the file's.
+ */
+static bool debug_file(struct symfile *f, pid_t pid)
+{
+	char bid[129], dbid[129], path[256];
+	GElf_Shdr sh;
+	int rootfd;
+
+	if (gil_elf_section(f->h.elf, ".symtab", &sh) || gil_elf_build_id(f->h.elf, bid, sizeof(bid)) < 2)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return false;
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2);
+	gil_elf_init(&f->dbg);
+	if (gil_elf_open_in(&f->dbg, rootfd, path, NULL, 0) < 0) {
+		close(rootfd);
+		return false;
+	}
+	close(rootfd);
+	if (gil_elf_build_id(f->dbg.elf, dbid, sizeof(dbid)) < 2 || strcmp(bid, dbid) ||
+	    !gil_elf_section(f->dbg.elf, ".symtab", &sh)) {
+		gil_elf_close(&f->dbg);
+		return false;
+	}
+	return true;
+}
+
 /* The file mapped at @m in @pid, its symbols read: kept, or read now (NULL: unreadable). */
 static struct symfile *file_of(struct rec_namer *n, pid_t pid, const struct gil_mapping *m)
 {
@@ -137,16 +174,20 @@ static struct symfile *file_of(struct rec_namer *n, pid_t pid, const struct gil_
 	f = &n->files[n->nr_files < MAX_FILES ? n->nr_files++ : n->next_file++ % MAX_FILES];
 	if (f->syms || f->h.elf) {
 		free(f->syms);
+		gil_elf_close(&f->dbg);
 		gil_elf_close(&f->h);
 	}
 	memset(f, 0, sizeof(*f));
 	gil_elf_init(&f->h);
+	gil_elf_init(&f->dbg);
 	f->dev = m->dev;
 	f->ino = m->ino;
 	b = strrchr(m->path, '/');
 	snprintf(f->base, sizeof(f->base), "%s", b ? b + 1 : m->path);
-	if (rec_open_mapped(pid, m, &f->h) == 0)
-		read_syms(f);
+	if (rec_open_mapped(pid, m, &f->h) == 0) {
+		read_syms(f, debug_file(f, pid) ? f->dbg.elf : f->h.elf);
+		gil_ehframe_open(&f->eh, f->h.elf, f->h.size);
+	}
 	return f;
 }
 
@@ -224,6 +265,18 @@ static char *name_of(struct rec_namer *n, pid_t pid, uint64_t addr)
 			demangle(n, f->syms[lo - 1].name, sym, sizeof(sym));
 			if (asprintf(&out, "%s!%s+0x%llx", f->base, sym,
 				     (unsigned long long)(v - f->syms[lo - 1].value)) < 0)
+				out = NULL;
+			return out;
+		}
+	}
+	/* no symbol: the function's start, from its frame description (stripped code) */
+	if (v && f->eh.nr_fde) {
+		uint64_t start, end;
+		bool entry;
+
+		if (gil_ehframe_fde(&f->eh, v, true, &start, &end, &entry) == 0 && entry) {
+			if (asprintf(&out, "%s!fn@0x%llx+0x%llx", f->base, (unsigned long long)start,
+				     (unsigned long long)(v - start)) < 0)
 				out = NULL;
 			return out;
 		}
@@ -435,6 +488,7 @@ void rec_namer_stop(struct rec_namer *n)
 	}
 	for (i = 0; i < n->nr_files; i++) {
 		free(n->files[i].syms);
+		gil_elf_close(&n->files[i].dbg);
 		gil_elf_close(&n->files[i].h);
 	}
 	gil_mappings_free(n->maps, n->nr_maps);

@@ -220,13 +220,13 @@ static enum gil_ev ev_of(enum gil_func fn, bool ret, bool exit_site)
 
 /*
  * The native caller (elf/callers.h): what an interpreter's entries read for it, unless
- * --no-native said not to, or its file gives no way to walk its frames (then nothing is read).
+ * --native was not given, or its file gives no way to walk its frames (then nothing is read).
  */
 static int site_natives(struct gil_recorder *rec, struct object *o)
 {
-	if (rec->opts.no_natives || o->callers || !o->syms || o->marker)
+	if (!rec->opts.natives || o->callers || !o->syms || o->marker)
 		return 0;
-	o->callers = gil_callers_plan(&o->elf);
+	o->callers = gil_callers_plan(&o->elf, o->syms->dwarf_elf ? o->syms->dwarf_elf->elf : NULL);
 	if (!o->callers)
 		return 0;
 	o->callers_args = gil_callers_fetchargs(o->callers);

@@ -181,7 +181,7 @@ int gil_recorder_start(struct gil_recorder *rec)
 		return -1;
 	}
 	/* the native callers' names are read by a worker of their own (natives.c) */
-	if (!rec->opts.no_natives && !rec->namer && !(rec->namer = rec_namer_start())) {
+	if (rec->opts.natives && !rec->namer && !(rec->namer = rec_namer_start())) {
 		rec_set_err(rec, "cannot start the thread that names native callers: %s",
 			    strerror(errno));
 		return -1;

@@ -3,6 +3,7 @@
 the test into the directory given) with two CPU-bound threads that always want the GIL. On "go":
 5 calls of sleeper(5) (releases around a sleep), then a C thread that holds the GIL 50 ms
 through PyGILState_Ensure; prints "done <main tid> <spinner tids>" at the end."""
+import os
 import sys
 import threading
 
@@ -20,7 +21,7 @@ def spin():
 spinners = [threading.Thread(target=spin, name="spinner%d" % i) for i in range(2)]
 for t in spinners:
     t.start()
-print("ready", flush=True)
+print("ready", os.getpid(), flush=True)
 sys.stdin.readline()
 for _ in range(5):
     native_ext.sleeper(5)
