@@ -9,7 +9,10 @@ the main thread as the holder and the loader as the thread that waited. Each ste
 hold equal the direct sums of the file's intervals clipped to it (within 1%).
 
 Then the same loop in launch mode: the recorder finds the library when the program imports the
-module, after its start (the once-a-second look), and no mark is lost. Last, all-process mode
+module, after its start (the once-a-second look), and no mark is lost. That run also reads the
+native callers (--native): of the training thread's releases, 99% read theirs, and torch's own
+(libtorch*: the matmul, the copy) are named by their function on >= 90% (Debian's torch is
+stripped: by the function's start from .eh_frame). Last, all-process mode
 (file-wide probes): 1000 ctypes calls marking a numbered step every 100 give 10 marks, 0 to 9."""
 import json
 import os
@@ -97,6 +100,35 @@ def check_steps(path, done, what):
     check("! step %d" % STALL in p.stdout, "--summary marks the step:\n" + p.stdout)
 
 
+def check_torch_natives(path, done, what):
+    """--native: the releases of the training thread read their native caller, and torch's
+    (libtorch*: the matmul, the copy) are named by their function on >= 90%."""
+    main_tid = int(done.split()[1])
+    header, records, footer = read_recording(path)
+    if footer.get("lost"):
+        log("%s: %s events lost: the natives are not judged" % (what, footer["lost"]))
+        return
+    names = {r["native"]["id"]: r["native"]["name"] for r in records
+             if isinstance(r, dict) and "native" in r}
+    rel = [r for r in records if isinstance(r, list) and r[0] == main_tid and r[1] == 2 and
+           not r[4] & 1]
+    read = [r for r in rel if len(r) >= 10]
+    own = [r for r in read if r[9] == 0]
+    torch = [names.get(r[9], "") for r in read if r[9] and
+             names.get(r[9], "").startswith("libtorch")]
+    named = [n for n in torch if "!" in n]
+    funcs = sorted({n.split("!")[1].rsplit("+", 1)[0] for n in named})
+    log("%s: the training thread's %d releases: %d read (%d the interpreter's own), %d by "
+        "torch, %d of them named by their function (%d functions: %s); natives %s"
+        % (what, len(rel), len(read), len(own), len(torch), len(named), len(funcs),
+           ", ".join(funcs[:8]), footer.get("natives")))
+    check(len(read) >= 0.99 * len(rel), "%s: %d of %d releases read their caller"
+          % (what, len(read), len(rel)))
+    check(len(torch) >= STEPS * 4, "%s: %d releases by torch" % (what, len(torch)))
+    check(len(named) >= 0.9 * len(torch), "%s: %d of torch's %d releases named by a function"
+          % (what, len(named), len(torch)))
+
+
 # --pid: the module (and libgiltrace) loaded before the recorder starts
 w = Workload(PY, "train_steps.py", MODDIR, STEPS, STALL, "--torch", env=SAN_ENV)
 RINGS = ["--mmap-pages", "4096"]  # 16 MiB per CPU: the loop makes ~20,000 GIL events a second
@@ -114,7 +146,7 @@ check_no_probes()
 
 # launch mode: the library is mapped after the recording began
 out = tempfile.mkdtemp(prefix="gilrec-steps-")
-cmd = record_command() + ["--output-dir", out] + RINGS + ["--"] + (["env"] + SAN if SAN else []) + \
+cmd = record_command() + ["--output-dir", out, "--native"] + RINGS + ["--"] + (["env"] + SAN if SAN else []) + \
     [PY, "-u", os.path.join(WORKLOADS, "train_steps.py"), MODDIR, str(STEPS), str(STALL),
      "--torch"]
 p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -131,7 +163,9 @@ last = p.stdout.readline()
 check(last.startswith("done "), "launched workload: %r" % last)
 rc, err = wait_recorder(p, "launch")
 check(rc == 0, "gil-record (launch): %s" % err)
-check_steps(files_by_pid(out)[str(pid)], last, "launch")
+launched = files_by_pid(out)[str(pid)]
+check_steps(launched, last, "launch")
+check_torch_natives(launched, last, "launch --native")
 check_no_probes()
 
 # all-process mode: the probe is file-wide, like the GIL's; the marks' numbers from the argument
