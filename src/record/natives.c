@@ -191,18 +191,25 @@ static struct symfile *file_of(struct rec_namer *n, pid_t pid, const struct gil_
 	return f;
 }
 
+/* The C++ runtime's demangler, looked up once (the worker does it first thing). */
+static void load_demangler(struct rec_namer *n)
+{
+	void *lib;
+
+	if (n->demangle_tried)
+		return;
+	n->demangle_tried = true;
+	lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+	if (lib)
+		*(void **)&n->demangle = dlsym(lib, "__cxa_demangle");
+}
+
 static void demangle(struct rec_namer *n, const char *name, char *out, size_t len)
 {
 	char *d = NULL;
 	int st = -1;
 
-	if (!n->demangle_tried) {
-		void *lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-
-		n->demangle_tried = true;
-		if (lib)
-			*(void **)&n->demangle = dlsym(lib, "__cxa_demangle");
-	}
+	load_demangler(n);
 	if (name[0] == '_' && name[1] == 'Z' && n->demangle)
 		d = n->demangle(name, NULL, NULL, &st);
 	snprintf(out, len, "%s", d && st == 0 ? d : name);
@@ -293,6 +300,8 @@ static void *worker(void *arg)
 	struct req r;
 
 	gil_cancel_on(&n->stop);
+	/* before the first question: a short-lived process's names must not wait for it */
+	load_demangler(n);
 	pthread_mutex_lock(&n->lock);
 	for (;;) {
 		while (!n->nr && !__atomic_load_n(&n->stop, __ATOMIC_RELAXED)) {

@@ -25,6 +25,9 @@ never speed.
    as with the debug file (the voluntary roles' class aside, which a copy cannot read on 3.11).
 6. Step marks: the ctypes workload of 1 calls libgiltrace's gil_mark_step(k) every 100 calls:
    N/100 step records of its main thread, numbered from x0 (0, 1, ...), counted in the footer.
+7. Native callers (1 is recorded with --native): the releases of the ctypes calls are named in
+   _ctypes (its symbols from python3.11-dbg) on >= 90%: lr at the entry, the API function's
+   saved x30 from its CFA rules.
 No probe group is left behind (checked after each).
 """
 import json
@@ -157,7 +160,7 @@ if "take_gil" in sites and "drop_gil" in sites:
 # 1. exact sites, exits from the AArch64 decoder, functions named
 w = Workload(PY, "ctypes_calls.py", N, "--mark", os.path.join(TOP_BUILDDIR, ".libs",
                                                                 "libgiltrace.so.0"))
-done, header, records, footer, err, path = record_pid(w)
+done, header, records, footer, err, path = record_pid(w, "--native")
 tid = int(done[0])
 # 6. step marks: gil_mark_step's argument read from x0
 marks = [(r["step"]["tid"], r["step"].get("n")) for r in records
@@ -167,6 +170,17 @@ if marks != [(tid, k) for k in range(N // 100)] or footer.get("step") != N // 10
     failures.append("marks: %s, footer %s; want %d from thread %d numbered from 0"
                     % (marks, footer.get("step"), N // 100, tid))
 drops, takes = intervals(records, tid, 2), intervals(records, tid, 0)
+# 7. native callers: the walk from lr and the stack words with the AArch64 CFA rules
+names = {r["native"]["id"]: r["native"]["name"] for r in records
+         if isinstance(r, dict) and "native" in r}
+nat = [names.get(r[9], "#%d" % r[9]) if len(r) >= 10 and r[9] else
+       ("interpreter" if len(r) >= 10 else None) for r in drops]
+by_ctypes = sum(1 for n in nat if n and n.startswith("_ctypes") and "!" in n)
+log("natives: %d of %d releases by _ctypes, named: %s; footer %s"
+    % (by_ctypes, len(drops), sorted(set(map(str, nat)))[:6], footer.get("natives")))
+if by_ctypes < 0.9 * len(drops):
+    failures.append("natives: %d of %d releases named in _ctypes: %s"
+                    % (by_ctypes, len(drops), sorted(set(map(str, nat)))[:6]))
 methods = sorted(set(p["method"] for p in header["probes"]))
 exits = [p for p in header["probes"] if p["role"] == "exit"]
 log("ctypes: %d releases, %d takes of %d; sites %s, %d exit sites; skipped %s"

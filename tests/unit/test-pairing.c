@@ -437,7 +437,49 @@ static void test_open_holds_and_waiters(void **state)
 static void gev(struct gil_pairing *p, int32_t tid, enum gil_ev e, uint64_t ts, uint32_t gil,
 		uint32_t interp)
 {
-	assert_true(gil_pairing_event_gil(p, tid, e, ts, 0, 0, gil, interp) >= 0);
+	assert_true(gil_pairing_event_gil(p, tid, e, ts, 0, 0, gil, interp, 0) >= 0);
+}
+
+static void nev(struct gil_pairing *p, int32_t tid, enum gil_ev e, uint64_t ts, uint32_t native)
+{
+	assert_true(gil_pairing_event_gil(p, tid, e, ts, 0, 0, 0, 0, native) >= 0);
+}
+
+/*
+ * Native callers (issue 26): a wait and the hold it begins carry the take's caller, a release
+ * the drop's; a take whose entry was not seen carries none, nor does a reused tid's first.
+ */
+static void test_natives(void **state)
+{
+	struct gil_pairing *p = fresh();
+
+	nev(p, 5, GIL_EV_TAKE_ENTRY, 2000, 3); /* PyGILState_Ensure in native 3 */
+	nev(p, 5, GIL_EV_TAKE_RETURN, 2100, 0);
+	nev(p, 5, GIL_EV_DROP_ENTRY, 2600, 4); /* PyGILState_Release in native 4 */
+	nev(p, 5, GIL_EV_DROP_RETURN, 2700, 0);
+	nev(p, 5, GIL_EV_TAKE_ENTRY, 2800, GIL_NATIVE_OWN); /* the eval loop's */
+	nev(p, 5, GIL_EV_TAKE_RETURN, 2900, 0);
+	nev(p, 5, GIL_EV_DROP_ENTRY, 3000, GIL_NATIVE_OWN);
+	nev(p, 6, GIL_EV_TAKE_RETURN, 3100, 0); /* attached mid-wait: no take seen */
+	nev(p, 6, GIL_EV_DROP_ENTRY, 3200, 9);
+	assert_int_equal(nr_got, 7);
+	assert_int_equal(got[0].native, 3); /* wait */
+	assert_int_equal(got[1].native, 3); /* hold: who took it */
+	assert_int_equal(got[2].native, 4); /* release: who released it */
+	assert_int_equal(got[3].native, GIL_NATIVE_OWN);
+	assert_int_equal(got[4].native, GIL_NATIVE_OWN);
+	assert_int_equal(got[5].tid, 6);
+	assert_int_equal(got[5].native, 0);
+	assert_int_equal(got[6].native, 0); /* its hold: the take was not seen */
+	nev(p, 5, GIL_EV_DROP_RETURN, 3300, 0);
+	assert_int_equal(nr_got, 8);
+	assert_int_equal(got[7].native, GIL_NATIVE_OWN); /* the release the eval loop made */
+	nr_got = 0;
+	assert_int_equal(gil_pairing_exit(p, 5, 3400), 0);
+	nev(p, 5, GIL_EV_TAKE_RETURN, 3500, 0); /* a new thread with the same tid */
+	assert_int_equal(got[nr_got - 1].native, 0);
+	gil_pairing_free(p);
+	(void)state;
 }
 
 /*
@@ -728,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_time_going_backwards),
 		cmocka_unit_test(test_stats_and_many_threads),
 		cmocka_unit_test(test_attribution_cycle),
+		cmocka_unit_test(test_natives),
 		cmocka_unit_test(test_attribution_edges),
 		cmocka_unit_test(test_attribution_tid_reuse),
 	};
