@@ -313,6 +313,33 @@ struct cfa_row {
 	int64_t ra_off;
 };
 
+/* A ULEB128 operand at @p + *@i, *@i moved past it; false when it runs past @len. */
+static bool op_u(const uint8_t *p, size_t len, size_t *i, uint64_t *v)
+{
+	size_t n = uleb(p + *i, len - *i, v);
+
+	*i += n;
+	return n != 0;
+}
+
+/* An offset operand: a ULEB128 as it is, or with @sf an SLEB128 times @scale. */
+static bool op_off(const uint8_t *p, size_t len, size_t *i, bool sf, int64_t scale, int64_t *v)
+{
+	uint64_t u;
+	size_t n;
+
+	if (!sf) {
+		if (!op_u(p, len, i, &u))
+			return false;
+		*v = (int64_t)u;
+		return true;
+	}
+	n = sleb(p + *i, len - *i, v);
+	*i += n;
+	*v *= scale;
+	return n != 0;
+}
+
 /*
  * Run @len bytes of CFA instructions at @p over *@row, up to location @pc (from @loc on). The
  * initial row is *@init (the CIE's, for DW_CFA_restore). Returns 1 when @pc was passed (the row
@@ -322,7 +349,7 @@ static int cfa_run(const struct cie *c, const uint8_t *p, size_t len, uint64_t *
 		   struct cfa_row *row, const struct cfa_row *init)
 {
 	struct cfa_row stack[8];
-	size_t i = 0, n, depth = 0;
+	size_t i = 0, depth = 0;
 	uint64_t reg, u, delta;
 	int64_t off;
 	uint8_t op;
@@ -330,15 +357,11 @@ static int cfa_run(const struct cie *c, const uint8_t *p, size_t len, uint64_t *
 	while (i < len) {
 		op = p[i++];
 		delta = 0;
-		reg = UINT64_MAX;
-		off = 0;
 		if ((op & 0xc0) == 0x40) {
 			delta = op & 0x3f;
 		} else if ((op & 0xc0) == 0x80) { /* DW_CFA_offset */
-			n = uleb(p + i, len - i, &u);
-			if (!n)
+			if (!op_u(p, len, &i, &u))
 				return -1;
-			i += n;
 			if ((op & 0x3f) == c->ra_reg) {
 				row->ra = 1;
 				row->ra_off = (int64_t)u * c->data_align;
@@ -356,40 +379,24 @@ static int cfa_run(const struct cie *c, const uint8_t *p, size_t len, uint64_t *
 			case 0x2d: /* AArch64 negate_ra_state: the saved address is signed */
 				continue;
 			case 0x02: /* advance_loc1, 2, 4 */
-				if (i + 1 > len)
-					return -1;
-				delta = p[i];
-				i += 1;
-				break;
 			case 0x03:
-				if (i + 2 > len)
+			case 0x04: {
+				size_t w = op == 0x02 ? 1 : op == 0x03 ? 2 : 4, k;
+
+				if (i + w > len)
 					return -1;
-				delta = (uint64_t)p[i] | (uint64_t)p[i + 1] << 8;
-				i += 2;
+				for (k = 0; k < w; k++)
+					delta |= (uint64_t)p[i + k] << (8 * k);
+				i += w;
 				break;
-			case 0x04:
-				if (i + 4 > len)
+			}
+			case 0x05: /* offset_extended (_sf), val_offset (_sf) */
+			case 0x11:
+			case 0x14:
+			case 0x15:
+				if (!op_u(p, len, &i, &reg) ||
+				    !op_off(p, len, &i, op == 0x11 || op == 0x15, 1, &off))
 					return -1;
-				delta = gil_elf_u32(p + i, true);
-				i += 4;
-				break;
-			case 0x05: /* offset_extended */
-			case 0x11: /* offset_extended_sf */
-			case 0x14: /* val_offset */
-			case 0x15: /* val_offset_sf */
-				n = uleb(p + i, len - i, &reg);
-				if (!n)
-					return -1;
-				i += n;
-				if (op == 0x11 || op == 0x15) {
-					n = sleb(p + i, len - i, &off);
-				} else {
-					n = uleb(p + i, len - i, &u);
-					off = (int64_t)u;
-				}
-				if (!n)
-					return -1;
-				i += n;
 				if (reg == c->ra_reg) {
 					row->ra = op == 0x05 || op == 0x11 ? 1 : -1;
 					row->ra_off = off * c->data_align;
@@ -398,21 +405,20 @@ static int cfa_run(const struct cie *c, const uint8_t *p, size_t len, uint64_t *
 			case 0x06: /* restore_extended, undefined, same_value */
 			case 0x07:
 			case 0x08:
-				n = uleb(p + i, len - i, &reg);
-				if (!n)
+				if (!op_u(p, len, &i, &reg))
 					return -1;
-				i += n;
-				if (reg == c->ra_reg)
-					row->ra = op == 0x08 ? 0 : op == 0x07 ? -1 :
-							      init ? init->ra : -1;
-				if (reg == c->ra_reg && op == 0x06 && init)
+				if (reg != c->ra_reg)
+					continue;
+				if (op == 0x06 && init) {
+					row->ra = init->ra;
 					row->ra_off = init->ra_off;
+				} else {
+					row->ra = op == 0x08 ? 0 : -1;
+				}
 				continue;
-			case 0x09: /* register */
-				n = uleb(p + i, len - i, &reg);
-				if (!n || !uleb(p + i + n, len - i - n, &u))
+			case 0x09: /* register: the return address moved to another register */
+				if (!op_u(p, len, &i, &reg) || !op_u(p, len, &i, &u))
 					return -1;
-				i += n + uleb(p + i + n, len - i - n, &u);
 				if (reg == c->ra_reg)
 					row->ra = -1;
 				continue;
@@ -426,70 +432,42 @@ static int cfa_run(const struct cie *c, const uint8_t *p, size_t len, uint64_t *
 					return -1;
 				*row = stack[--depth];
 				continue;
-			case 0x0c: /* def_cfa */
-			case 0x12: /* def_cfa_sf */
-				n = uleb(p + i, len - i, &reg);
-				if (!n)
+			case 0x0c: /* def_cfa (_sf) */
+			case 0x12:
+				if (!op_u(p, len, &i, &reg) ||
+				    !op_off(p, len, &i, op == 0x12, c->data_align, &off))
 					return -1;
-				i += n;
-				if (op == 0x12) {
-					n = sleb(p + i, len - i, &off);
-					off *= c->data_align;
-				} else {
-					n = uleb(p + i, len - i, &u);
-					off = (int64_t)u;
-				}
-				if (!n)
-					return -1;
-				i += n;
 				row->cfa_reg = reg;
 				row->cfa_off = off;
 				row->cfa_expr = false;
 				continue;
 			case 0x0d: /* def_cfa_register */
-				n = uleb(p + i, len - i, &reg);
-				if (!n)
+				if (!op_u(p, len, &i, &reg))
 					return -1;
-				i += n;
 				row->cfa_reg = reg;
 				continue;
-			case 0x0e: /* def_cfa_offset */
-			case 0x13: /* def_cfa_offset_sf */
-				if (op == 0x13) {
-					n = sleb(p + i, len - i, &off);
-					off *= c->data_align;
-				} else {
-					n = uleb(p + i, len - i, &u);
-					off = (int64_t)u;
-				}
-				if (!n)
+			case 0x0e: /* def_cfa_offset (_sf) */
+			case 0x13:
+				if (!op_off(p, len, &i, op == 0x13, c->data_align, &off))
 					return -1;
-				i += n;
 				row->cfa_off = off;
 				continue;
-			case 0x0f: /* def_cfa_expression */
-			case 0x10: /* expression */
-			case 0x16: /* val_expression */
-				if (op != 0x0f) {
-					n = uleb(p + i, len - i, &reg);
-					if (!n)
-						return -1;
-					i += n;
-					if (reg == c->ra_reg)
-						row->ra = -1;
-				}
-				n = uleb(p + i, len - i, &u);
-				if (!n || u > len - i - n)
+			case 0x0f: /* def_cfa_expression, expression, val_expression */
+			case 0x10:
+			case 0x16:
+				if (op != 0x0f && !op_u(p, len, &i, &reg))
 					return -1;
-				i += n + u;
+				if (op != 0x0f && reg == c->ra_reg)
+					row->ra = -1;
+				if (!op_u(p, len, &i, &u) || u > len - i)
+					return -1;
+				i += u;
 				if (op == 0x0f)
 					row->cfa_expr = true;
 				continue;
 			case 0x2e: /* GNU_args_size */
-				n = uleb(p + i, len - i, &u);
-				if (!n)
+				if (!op_u(p, len, &i, &u))
 					return -1;
-				i += n;
 				continue;
 			default:
 				return -1;
