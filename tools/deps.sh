@@ -19,11 +19,12 @@ for a in "$@"; do
 done
 if [ $test = yes ]; then
 	# python3.11-dbg gives Debian's stripped python3.11 its symbols (and pulls the matching
-	# python3.11, so their build-ids agree); xz-utils and binutils serve the symbol tests.
+	# python3.11, so their build-ids agree); its headers build natives.py's extension for it;
+	# xz-utils and binutils serve the symbol tests.
 	pkgs="$pkgs libcmocka-dev xz-utils binutils util-linux valgrind clang libclang-rt-14-dev linux-perf man-db debuginfod
 debootstrap prometheus tmux"
 	if apt-cache show python3.11-dbg >/dev/null 2>&1 || [ -x /usr/bin/python3.11 ]; then
-		pkgs="$pkgs python3.11-dbg"
+		pkgs="$pkgs python3.11-dbg libpython3.11-dev"
 	fi
 	# a real torch DataLoader forks its workers (tests/integration/forked-workers.py)
 	if apt-cache show python3-torch >/dev/null 2>&1; then

@@ -36,7 +36,7 @@
 #include "common/util.h"
 #include "ehframe.h"
 
-#define MAX_API 16
+#define MAX_API 48 /* extents of the C API functions (and of those between), parts included */
 #define MAX_DEPTH 6 /* frames followed: take_gil <- Attach <- RestoreThread <- Ensure <- caller */
 #define CACHE 512 /* frame rules kept, by instruction */
 #define SCAN_MAX 4096 /* bytes of a function whose rules are scanned for its deepest frame */
@@ -154,14 +154,78 @@ static bool in_api(const struct gil_callers *c, uint64_t pc)
 	return in_spans(c->api, c->nr_api, pc);
 }
 
+#define MAX_VARIANTS 4
+
+/*
+ * The function symbols of @elf named @base, or @base with a suffix GCC gives a copy or a part of
+ * it (.lto_priv.0, .constprop.0, .part.0, .cold): at most MAX_VARIANTS into @out, *@cold set for
+ * each part split off a function (its frame is its function's). Returns how many.
+ */
+static size_t variants(Elf *elf, const char *base, GElf_Sym *out, bool *cold)
+{
+	size_t len = strlen(base), nr = 0, i, n;
+	Elf_Scn *scn = NULL;
+	const char *name;
+	Elf_Data *d;
+	GElf_Shdr sh;
+	GElf_Sym s;
+
+	while ((scn = elf_nextscn(elf, scn)) && nr < MAX_VARIANTS) {
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n && nr < MAX_VARIANTS; i++) {
+			if (!gelf_getsym(d, (int)i, &s) || !s.st_value ||
+			    GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+			    !(name = elf_strptr(elf, sh.sh_link, s.st_name)) ||
+			    strncmp(name, base, len) || (name[len] && name[len] != '.'))
+				continue;
+			for (size_t k = 0; k < nr; k++)
+				if (out[k].st_value == s.st_value)
+					goto dup; /* .dynsym and .symtab name it both */
+			cold[nr] = strstr(name + len, ".cold") != NULL;
+			out[nr++] = s;
+dup:;
+		}
+	}
+	return nr;
+}
+
+/*
+ * Add the extents of @base's functions to @v (*@nr of them, MAX_API at most); the deepest
+ * frame of any whole one into *@deep. Returns whether one was found.
+ */
+static bool add_spans(struct gil_callers *c, Elf *se, const char *base, struct span *v,
+		      size_t *nr, int64_t *deep)
+{
+	GElf_Sym sym[MAX_VARIANTS];
+	bool cold[MAX_VARIANTS];
+	struct gil_frame_rule r;
+	size_t n = variants(se, base, sym, cold), i;
+	int64_t d;
+	bool any = false;
+
+	*deep = 0;
+	for (i = 0; i < n && *nr < MAX_API; i++) {
+		if (gil_ehframe_frame(&c->eh, sym[i].st_value, c->sp_reg, &r) < 0)
+			continue;
+		v[*nr].start = r.start;
+		v[*nr].end = r.end;
+		(*nr)++;
+		any = true;
+		d = cold[i] ? 0 : deepest(c, sym[i].st_value);
+		*deep = d > *deep ? d : *deep;
+	}
+	return any;
+}
+
 struct gil_callers *gil_callers_plan(struct gil_elf *h, Elf *names)
 {
 	Elf *se = names ? names : h->elf;
 	struct gil_callers *c = calloc(1, sizeof(*c));
-	struct gil_frame_rule r;
 	int64_t sum[NR_CHAINS] = { 0 }, d, top[NR_CHAINS] = { 0 };
 	GElf_Shdr sh;
-	GElf_Sym sym;
 	size_t i;
 	int k;
 
@@ -173,14 +237,9 @@ struct gil_callers *gil_callers_plan(struct gil_elf *h, Elf *names)
 	gil_ehframe_open(&c->eh, h->elf, h->size);
 	if ((c->arch != GIL_ARCH_X86_64 && c->arch != GIL_ARCH_AARCH64) || !c->eh.nr_fde)
 		goto none;
-	for (i = 0; i < GIL_ARRAY_SIZE(api_names) && c->nr_api < MAX_API; i++) {
-		if (!gil_elf_find_symbol(se, api_names[i].name, &sym) || !sym.st_value ||
-		    gil_ehframe_frame(&c->eh, sym.st_value, c->sp_reg, &r) < 0)
+	for (i = 0; i < GIL_ARRAY_SIZE(api_names); i++) {
+		if (!add_spans(c, se, api_names[i].name, c->api, &c->nr_api, &d))
 			continue;
-		c->api[c->nr_api].start = r.start;
-		c->api[c->nr_api].end = r.end;
-		c->nr_api++;
-		d = deepest(c, sym.st_value);
 		/* PyGILState_* over the deepest of the others: one of each in a chain */
 		for (k = 0; k < NR_CHAINS; k++) {
 			if (!(api_names[i].chains & 1u << k))
@@ -193,14 +252,9 @@ struct gil_callers *gil_callers_plan(struct gil_elf *h, Elf *names)
 	}
 	if (!c->nr_api)
 		goto none;
-	for (i = 0; i < GIL_ARRAY_SIZE(between_names) && c->nr_between < MAX_API; i++) {
-		if (!gil_elf_find_symbol(se, between_names[i].name, &sym) || !sym.st_value ||
-		    gil_ehframe_frame(&c->eh, sym.st_value, c->sp_reg, &r) < 0)
+	for (i = 0; i < GIL_ARRAY_SIZE(between_names); i++) {
+		if (!add_spans(c, se, between_names[i].name, c->between, &c->nr_between, &d))
 			continue;
-		c->between[c->nr_between].start = r.start;
-		c->between[c->nr_between].end = r.end;
-		c->nr_between++;
-		d = deepest(c, sym.st_value);
 		for (k = 0; k < NR_CHAINS; k++)
 			if (between_names[i].chains & 1u << k)
 				sum[k] += d;

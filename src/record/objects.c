@@ -264,7 +264,7 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 	const char *fetchargs;
 	char *pad_like = NULL, *both = NULL;
 	size_t i;
-	int idx, ret;
+	int idx, ret, r;
 
 	if (o->broken) {
 		rec_set_err(rec, "%s", o->broken);
@@ -288,8 +288,10 @@ int rec_create_probes(struct gil_recorder *rec, struct object *o)
 	 */
 	for (i = 0; i < o->syms->nr_sites; i++) {
 		fetchargs = entry_fetchargs(rec, o, i, &both);
-		if (fetchargs && gil_probes_union(&pad_like, fetchargs) < 0) {
-			free(both);
+		r = fetchargs ? gil_probes_union(&pad_like, fetchargs) : 0;
+		free(both);
+		both = NULL;
+		if (r < 0) {
 			free(pad_like);
 			rec_set_err(rec, "out of memory");
 			return -1;

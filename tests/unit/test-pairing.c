@@ -477,7 +477,10 @@ static void test_natives(void **state)
 	nr_got = 0;
 	assert_int_equal(gil_pairing_exit(p, 5, 3400), 0);
 	nev(p, 5, GIL_EV_TAKE_RETURN, 3500, 0); /* a new thread with the same tid */
-	assert_int_equal(got[nr_got - 1].native, 0);
+	nev(p, 5, GIL_EV_DROP_ENTRY, 3600, 0);
+	assert_int_equal(nr_got, 1);
+	assert_int_equal(got[0].kind, GIL_KIND_HOLD);
+	assert_int_equal(got[0].native, 0); /* not the take of the thread that had the tid */
 	gil_pairing_free(p);
 	(void)state;
 }
