@@ -683,6 +683,13 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 
 	if (t->state == T_DONE)
 		return 0;
+	/*
+	 * the names still being read: a bounded wait, for this target's footer comes now (and
+	 * while it is not done yet: the answers of a done target are dropped)
+	 */
+	if (t->pairing && t->file && t->nat.nr > t->nat.named + t->nat.unnamed &&
+	    rec_take_natives(rec, NATIVES_WAIT_MS) < 0)
+		ret = -1;
 	rec_close_target_fds(rec, t);
 	gil_coderead_forget(rec->coderead, t->pid);
 	t->state = T_DONE;
@@ -690,10 +697,6 @@ int rec_finish_target(struct gil_recorder *rec, struct target *t, uint64_t end,
 	if (!t->pairing || !t->file)
 		return 0;
 	if (gil_pairing_finish(t->pairing, end) < 0)
-		ret = -1;
-	/* the names still being read: a bounded wait, for this target's footer comes now */
-	if (t->nat.nr > t->nat.named + t->nat.unnamed &&
-	    rec_take_natives(rec, NATIVES_WAIT_MS) < 0)
 		ret = -1;
 	/*
 	 * Sites from the code can miss copies inlined where nothing shows them: count those.
