@@ -118,7 +118,7 @@ const char *stats_native(const struct stats *s, uint32_t native, char *buf, size
 }
 
 int stats_native_interval(struct stats *s, struct stats_thread *t, const struct gil_interval *iv,
-			  int64_t dur, uint32_t *nf)
+			  int64_t dur, bool python, uint32_t *nf)
 {
 	const struct stats_site *site;
 	struct stats_native *n;
@@ -138,16 +138,19 @@ int stats_native_interval(struct stats *s, struct stats_thread *t, const struct 
 	}
 	if (!site || !site->fn)
 		return 0; /* past the caps */
-	*nf = site->fn;
 	n = &s->natives[site->fn - 1];
 	switch (iv->kind) {
 	case GIL_KIND_TAKE:
 		break;
 	case GIL_KIND_HOLD:
+		if (python)
+			return 0; /* Python ran after the take: not the native code's hold */
+		*nf = site->fn;
 		n->holds++;
 		n->held_ns += (uint64_t)dur;
 		break;
 	default:
+		*nf = site->fn;
 		n->releases++;
 		n->release_ns += (uint64_t)dur;
 		return 0;

@@ -27,8 +27,13 @@ void stats_thread_fn_add(struct stats_thread *t, uint32_t g, uint64_t ns);
  * natives.c: count interval @iv of thread @t by its native caller; *@nf its native function
  * (index + 1), 0 for none or the interpreter's own. -1 on ENOMEM.
  */
+/*
+ * A hold is charged to the native code that took the GIL only when the thread let go of it
+ * outside any Python frame (@python false: no function, or none readable, at its drop): code
+ * that took the GIL back and returned to Python (Py_END_ALLOW_THREADS) did not hold it after.
+ */
 int stats_native_interval(struct stats *s, struct stats_thread *t, const struct gil_interval *iv,
-			  int64_t dur, uint32_t *nf);
+			  int64_t dur, bool python, uint32_t *nf);
 /* natives.c: let go of @p's call sites (the process ended: its ids mean nothing more). */
 void stats_natives_end(struct stats_proc *p);
 /* natives.c: free the native functions. */

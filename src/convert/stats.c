@@ -393,7 +393,7 @@ int stats_interval(struct stats *s, const struct gil_interval *iv, int64_t ts, i
 		p->attributed = true;
 	if (g && s->fns[g - 1].name)
 		t->py_fn = true;
-	if (stats_native_interval(s, t, iv, dur, &nf) < 0)
+	if (stats_native_interval(s, t, iv, dur, g && s->fns[g - 1].name, &nf) < 0)
 		return -1;
 	if (s->steps && steps_interval(s->steps, (size_t)(p - s->procs), p->pid, iv->tid, kind, r,
 				       ts, dur) < 0)

@@ -416,7 +416,8 @@ static void natives_text(FILE *f, const struct stats *s)
 	for (i = 0; i < s->nr_procs; i++)
 		held += s->procs[i].ns[GIL_KIND_HOLD];
 	n = stats_top_natives(s, 0, idx, TOP_TEXT);
-	fputs("Native functions by GIL held time (the native code that took the GIL):\n", f);
+	fputs("Native functions by GIL held time (the native code that took the GIL and let go of it "
+	      "outside Python):\n", f);
 	fprintf(f, "  %10s %6s %8s %8s  %s\n", "held", "share", "holds", "pid", "native function");
 	for (i = 0; i < n; i++) {
 		nf = &s->natives[idx[i]];
