@@ -145,22 +145,33 @@ static int cmp_fn(const void *a, const void *b)
 	return strcmp(x->display, y->display);
 }
 
-size_t stats_top_functions(const struct stats *s, int key, size_t *out, size_t max)
+size_t stats_top_sorted(size_t nr, uint64_t (*key_of)(size_t i),
+			int (*cmp)(const void *a, const void *b), size_t *out, size_t max)
 {
 	size_t *idx, i, n = 0;
 
-	idx = malloc((s->nr_fns + 1) * sizeof(*idx));
+	idx = malloc((nr + 1) * sizeof(*idx));
 	if (!idx)
 		return 0;
-	for (i = 0; i < s->nr_fns; i++)
-		if (fn_key(&s->fns[i], key))
+	for (i = 0; i < nr; i++)
+		if (key_of(i))
 			idx[n++] = i;
-	sort_ctx = s;
-	sort_key = key;
-	qsort(idx, n, sizeof(*idx), cmp_fn);
+	qsort(idx, n, sizeof(*idx), cmp);
 	if (n > max)
 		n = max;
 	memcpy(out, idx, n * sizeof(*idx));
 	free(idx);
 	return n;
+}
+
+static uint64_t fn_key_of(size_t i)
+{
+	return fn_key(&sort_ctx->fns[i], sort_key);
+}
+
+size_t stats_top_functions(const struct stats *s, int key, size_t *out, size_t max)
+{
+	sort_ctx = s;
+	sort_key = key;
+	return stats_top_sorted(s->nr_fns, fn_key_of, cmp_fn, out, max);
 }

@@ -210,22 +210,14 @@ static int cmp_native(const void *a, const void *b)
 	return c ? c : (x->proc > y->proc) - (x->proc < y->proc);
 }
 
+static uint64_t native_key_of(size_t i)
+{
+	return native_key(&sort_ctx->natives[i], sort_key);
+}
+
 size_t stats_top_natives(const struct stats *s, int key, size_t *out, size_t max)
 {
-	size_t *idx, i, n = 0;
-
-	idx = malloc((s->nr_natives + 1) * sizeof(*idx));
-	if (!idx)
-		return 0;
-	for (i = 0; i < s->nr_natives; i++)
-		if (native_key(&s->natives[i], key))
-			idx[n++] = i;
 	sort_ctx = s;
 	sort_key = key;
-	qsort(idx, n, sizeof(*idx), cmp_native);
-	if (n > max)
-		n = max;
-	memcpy(out, idx, n * sizeof(*idx));
-	free(idx);
-	return n;
+	return stats_top_sorted(s->nr_natives, native_key_of, cmp_native, out, max);
 }

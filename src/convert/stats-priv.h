@@ -28,6 +28,14 @@ void stats_thread_fn_add(struct stats_thread *t, uint32_t g, uint64_t ns);
  * (index + 1), 0 for none or the interpreter's own. -1 on ENOMEM.
  */
 /*
+ * stats_top_sorted - of the indices 0 .. @nr - 1, those whose @key_of is not 0, sorted by @cmp
+ * (a qsort comparator of indices), the first @max into @out: the top tables of functions and
+ * of native functions. Returns how many.
+ */
+size_t stats_top_sorted(size_t nr, uint64_t (*key_of)(size_t i),
+			int (*cmp)(const void *a, const void *b), size_t *out, size_t max);
+
+/*
  * A hold is charged to the native code that took the GIL only when the thread let go of it
  * outside any Python frame (@python false: no function, or none readable, at its drop): code
  * that took the GIL back and returned to Python (Py_END_ALLOW_THREADS) did not hold it after.
